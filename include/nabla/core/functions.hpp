@@ -1,0 +1,142 @@
+#pragma once
+// The functions of the rule table applied to expressions: sin(x) builds a node. They are found by
+// argument-dependent lookup, so `sin(x)` and `using std::sin; sin(x)` both work on expressions.
+// Called with plain numbers they compute the number; called with anything else they say so.
+
+#include <type_traits>
+
+#include "build.hpp"
+
+namespace nabla {
+
+#define NABLA_UNSUPPORTED_ARGUMENT(function)                                                      \
+    static_assert(detail::always_false<Args...>,                                                  \
+                  "nabla::" #function ": every argument must be a nabla expression (placeholder, " \
+                  "constant or expression) or a plain number; this type is neither.")
+
+#define NABLA_UNARY_FUNCTION(function, rule)                                                      \
+    template <Expression X>                                                                       \
+    constexpr auto function(const X& x) {                                                         \
+        return detail::make_node<rules::rule>(x);                                                 \
+    }                                                                                             \
+    template <Number X>                                                                           \
+    constexpr auto function(const X& x) {                                                         \
+        return rules::rule::value(x);                                                             \
+    }                                                                                             \
+    template <class... Args>                                                                      \
+        requires(sizeof...(Args) == 1 && !(Operand<Args> && ...))                                 \
+    constexpr void function(const Args&...) {                                                     \
+        NABLA_UNSUPPORTED_ARGUMENT(function);                                                     \
+    }
+
+#define NABLA_BINARY_FUNCTION(function, build)                                                    \
+    template <Operand A, Operand B>                                                               \
+        requires(Expression<A> || Expression<B>)                                                  \
+    constexpr auto function(const A& a, const B& b) {                                             \
+        return build(detail::wrap(a), detail::wrap(b));                                          \
+    }                                                                                             \
+    template <class... Args>                                                                      \
+        requires(sizeof...(Args) == 2 && !(Operand<Args> && ...))                                 \
+    constexpr void function(const Args&...) {                                                     \
+        NABLA_UNSUPPORTED_ARGUMENT(function);                                                     \
+    }
+
+#define NABLA_BINARY_RULE(function, rule)                                                         \
+    namespace detail {                                                                            \
+    template <Expression A, Expression B>                                                         \
+    constexpr auto build_##function(const A& a, const B& b) {                                     \
+        return make_node<rules::rule>(a, b);                                                      \
+    }                                                                                             \
+    }                                                                                             \
+    NABLA_BINARY_FUNCTION(function, detail::build_##function)                                     \
+    template <Number A, Number B>                                                                 \
+    constexpr auto function(const A& a, const B& b) {                                             \
+        return rules::rule::value(a, b);                                                          \
+    }
+
+NABLA_UNARY_FUNCTION(exp, exp_rule)
+NABLA_UNARY_FUNCTION(exp2, exp2_rule)
+NABLA_UNARY_FUNCTION(expm1, expm1_rule)
+NABLA_UNARY_FUNCTION(log, log_rule)
+NABLA_UNARY_FUNCTION(log2, log2_rule)
+NABLA_UNARY_FUNCTION(log10, log10_rule)
+NABLA_UNARY_FUNCTION(log1p, log1p_rule)
+NABLA_UNARY_FUNCTION(sqrt, sqrt_rule)
+NABLA_UNARY_FUNCTION(cbrt, cbrt_rule)
+NABLA_UNARY_FUNCTION(sin, sin_rule)
+NABLA_UNARY_FUNCTION(cos, cos_rule)
+NABLA_UNARY_FUNCTION(tan, tan_rule)
+NABLA_UNARY_FUNCTION(asin, asin_rule)
+NABLA_UNARY_FUNCTION(acos, acos_rule)
+NABLA_UNARY_FUNCTION(atan, atan_rule)
+NABLA_UNARY_FUNCTION(sinh, sinh_rule)
+NABLA_UNARY_FUNCTION(cosh, cosh_rule)
+NABLA_UNARY_FUNCTION(tanh, tanh_rule)
+NABLA_UNARY_FUNCTION(asinh, asinh_rule)
+NABLA_UNARY_FUNCTION(acosh, acosh_rule)
+NABLA_UNARY_FUNCTION(atanh, atanh_rule)
+NABLA_UNARY_FUNCTION(erf, erf_rule)
+NABLA_UNARY_FUNCTION(erfc, erfc_rule)
+NABLA_UNARY_FUNCTION(tgamma, tgamma_rule)
+NABLA_UNARY_FUNCTION(lgamma, lgamma_rule)
+NABLA_UNARY_FUNCTION(abs, abs_rule)
+NABLA_UNARY_FUNCTION(fabs, abs_rule)
+NABLA_UNARY_FUNCTION(sign, sign_rule)
+NABLA_UNARY_FUNCTION(floor, floor_rule)
+NABLA_UNARY_FUNCTION(ceil, ceil_rule)
+NABLA_UNARY_FUNCTION(round, round_rule)
+NABLA_UNARY_FUNCTION(trunc, trunc_rule)
+
+NABLA_BINARY_RULE(atan2, atan2_rule)
+NABLA_BINARY_RULE(hypot, hypot_rule)
+NABLA_BINARY_RULE(min, min_rule)
+NABLA_BINARY_RULE(max, max_rule)
+NABLA_BINARY_RULE(fmin, fmin_rule)
+NABLA_BINARY_RULE(fmax, fmax_rule)
+NABLA_BINARY_RULE(min_weight, min_weight_rule)
+NABLA_BINARY_RULE(fmin_weight, fmin_weight_rule)
+NABLA_BINARY_RULE(fmax_weight, fmax_weight_rule)
+NABLA_BINARY_FUNCTION(mul_strong_zero, detail::multiply_strong_zero)
+NABLA_BINARY_FUNCTION(div_strong_zero, detail::divide_strong_zero)
+
+// pow(x, y) with a real exponent, pow(x, n) with an integer one (int or nabla::literal<N>):
+// integer exponents get their own rule, valid for negative x.
+NABLA_BINARY_FUNCTION(pow, detail::power)
+
+template <Operand A, Operand B, Operand C>
+    requires(Expression<A> || Expression<B> || Expression<C>)
+constexpr auto fma(const A& a, const B& b, const C& c) {
+    return detail::make_node<rules::fma_rule>(detail::wrap(a), detail::wrap(b), detail::wrap(c));
+}
+
+template <class... Args>
+    requires(sizeof...(Args) == 3 && !(Operand<Args> && ...))
+constexpr void fma(const Args&...) {
+    NABLA_UNSUPPORTED_ARGUMENT(fma);
+}
+
+// polygamma(n, x) = d^(n+1)/dx^(n+1) log Gamma(x) for an integer constant order n.
+template <Operand N, Operand X>
+constexpr auto polygamma(const N& n, const X& x) {
+    static_assert(!Expression<N> || !detail::depends_on_any<N>,
+                  "nabla::polygamma(n, x): the order n must be a constant integer (an int or "
+                  "nabla::literal<N>), not an expression of the variables.");
+    static_assert(Expression<N> || std::is_integral_v<N>,
+                  "nabla::polygamma(n, x): the order n must be an integer, not a floating-point "
+                  "number.");
+    if constexpr (Number<N> && Number<X>) return rules::polygamma(n, x);
+    else return detail::make_node<rules::polygamma_rule>(detail::wrap(n), detail::wrap(x));
+}
+
+template <Operand X>
+constexpr auto digamma(const X& x) {
+    if constexpr (Number<X>) return rules::digamma(x);
+    else return polygamma(literal<0>{}, x);
+}
+
+#undef NABLA_UNARY_FUNCTION
+#undef NABLA_BINARY_FUNCTION
+#undef NABLA_BINARY_RULE
+#undef NABLA_UNSUPPORTED_ARGUMENT
+
+}  // namespace nabla

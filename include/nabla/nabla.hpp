@@ -1,0 +1,24 @@
+#pragma once
+// nabla: include this one header for everything.
+//
+//   auto [x, y] = nabla::variables<2>();
+//   auto f = log(x) + x * y - sin(y);
+//   double v = f(2.0, 5.0);                         // 11.652...
+//   auto fx = nabla::d(f, x);                       // 1/x + y, an expression
+//   auto [value, gradient] = nabla::value_and_grad(f, 2.0, 5.0);
+
+#include "version.hpp"
+#include "config.hpp"
+#include "concepts.hpp"
+#include "literal.hpp"
+#include "rules.hpp"
+#include "core/leaves.hpp"
+#include "core/node.hpp"
+#include "core/build.hpp"
+#include "core/operators.hpp"
+#include "core/functions.hpp"
+#include "core/graph.hpp"
+#include "core/evaluate.hpp"
+#include "core/derivative.hpp"
+#include "core/print.hpp"
+#include "api/grad.hpp"

@@ -1,0 +1,10 @@
+#pragma once
+// The rule table: every elementary operation of nabla, defined once.
+
+#include "rules/arithmetic.hpp"
+#include "rules/exp_log.hpp"
+#include "rules/hyperbolic.hpp"
+#include "rules/nonsmooth.hpp"
+#include "rules/power.hpp"
+#include "rules/special.hpp"
+#include "rules/trig.hpp"

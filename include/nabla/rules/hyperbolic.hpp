@@ -1,0 +1,72 @@
+#pragma once
+// Hyperbolic functions and their inverses.
+
+#include <cmath>
+
+#include "rule.hpp"
+
+namespace nabla::rules {
+
+struct sinh_rule {
+    static constexpr const char* name = "sinh";
+    static constexpr std::size_t arity = 1;
+    template <class X>
+    static constexpr auto value(const X& x) { using std::sinh; return sinh(x); }
+    template <std::size_t I, class Y, class X>
+    static constexpr auto partial(const Y&, const X& x) { using std::cosh; return cosh(x); }
+};
+
+struct cosh_rule {
+    static constexpr const char* name = "cosh";
+    static constexpr std::size_t arity = 1;
+    template <class X>
+    static constexpr auto value(const X& x) { using std::cosh; return cosh(x); }
+    template <std::size_t I, class Y, class X>
+    static constexpr auto partial(const Y&, const X& x) { using std::sinh; return sinh(x); }
+};
+
+struct tanh_rule {
+    static constexpr const char* name = "tanh";
+    static constexpr std::size_t arity = 1;
+    template <class X>
+    static constexpr auto value(const X& x) { using std::tanh; return tanh(x); }
+    template <std::size_t I, class Y, class X>
+    static constexpr auto partial(const Y& y, const X&) { return one - y * y; }
+};
+
+// asinh' = 1/sqrt(x^2 + 1), written with hypot so that it does not overflow for |x| > 1e154.
+struct asinh_rule {
+    static constexpr const char* name = "asinh";
+    static constexpr std::size_t arity = 1;
+    template <class X>
+    static constexpr auto value(const X& x) { using std::asinh; return asinh(x); }
+    template <std::size_t I, class Y, class X>
+    static constexpr auto partial(const Y&, const X& x) {
+        using std::hypot;
+        return one / hypot(x, like(x, one));
+    }
+};
+
+// acosh' = 1/(sqrt(x-1) sqrt(x+1)): no overflow for large x; +inf at x = 1.
+struct acosh_rule {
+    static constexpr const char* name = "acosh";
+    static constexpr std::size_t arity = 1;
+    template <class X>
+    static constexpr auto value(const X& x) { using std::acosh; return acosh(x); }
+    template <std::size_t I, class Y, class X>
+    static constexpr auto partial(const Y&, const X& x) {
+        using std::sqrt;
+        return one / (sqrt(x - one) * sqrt(x + one));
+    }
+};
+
+struct atanh_rule {
+    static constexpr const char* name = "atanh";
+    static constexpr std::size_t arity = 1;
+    template <class X>
+    static constexpr auto value(const X& x) { using std::atanh; return atanh(x); }
+    template <std::size_t I, class Y, class X>
+    static constexpr auto partial(const Y&, const X& x) { return one / ((one - x) * (one + x)); }
+};
+
+}  // namespace nabla::rules

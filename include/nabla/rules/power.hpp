@@ -1,0 +1,79 @@
+#pragma once
+// Roots and powers: sqrt, cbrt, pow with a real exponent (expression or number), pow with an
+// integer exponent, hypot.
+
+#include <cmath>
+
+#include "rule.hpp"
+
+namespace nabla::rules {
+
+// sqrt'(0) = +inf (IEEE 1/(2*0)); negative arguments give NaN.
+struct sqrt_rule {
+    static constexpr const char* name = "sqrt";
+    static constexpr std::size_t arity = 1;
+    template <class X>
+    static constexpr auto value(const X& x) { using std::sqrt; return sqrt(x); }
+    template <std::size_t I, class Y, class X>
+    static constexpr auto partial(const Y& y, const X&) { return one / (two * y); }
+};
+
+// The real cube root, defined for negative x too; cbrt'(0) = +inf.
+struct cbrt_rule {
+    static constexpr const char* name = "cbrt";
+    static constexpr std::size_t arity = 1;
+    template <class X>
+    static constexpr auto value(const X& x) { using std::cbrt; return cbrt(x); }
+    template <std::size_t I, class Y, class X>
+    static constexpr auto partial(const Y& y, const X&) { return one / (three * (y * y)); }
+};
+
+// pow(a, b) = a^b for a real exponent. Conventions at a == 0, carried by the strong-zero product:
+//   d/da = b * a^(b-1), and exactly 0 when b == 0 (a^0 is the constant 1);
+//   d/db = a^b * log(a), and exactly 0 when a^b == 0 (a == 0, b > 0: the one-sided limit).
+// For a < 0, a^b is real only for integer b and d/db is NaN (log of a negative number).
+struct pow_rule {
+    static constexpr const char* name = "pow";
+    static constexpr std::size_t arity = 2;
+    template <class A, class B>
+    static constexpr auto value(const A& a, const B& b) { using std::pow; return pow(a, b); }
+    template <std::size_t I, class Y, class A, class B>
+    static constexpr auto partial(const Y& y, const A& a, const B& b) {
+        using std::log;
+        using std::pow;
+        if constexpr (I == 0) return mul_strong_zero(b, pow(a, b - one));
+        else return mul_strong_zero(y, log(a));
+    }
+};
+
+// pow(a, n) for an integer exponent n (a constant): defined for negative a, and
+// d/da = n * a^(n-1), exactly 0 for n == 0.
+struct powi_rule {
+    static constexpr const char* name = "pow";
+    static constexpr std::size_t arity = 2;
+    template <class A, class N>
+    static constexpr auto value(const A& a, const N& n) { using std::pow; return pow(a, n); }
+    template <std::size_t I, class Y, class A, class N>
+    static constexpr auto partial(const Y&, const A& a, const N& n) {
+        static_assert(I == 0, "nabla: the exponent of pow(x, n) is an integer constant and has no "
+                              "derivative");
+        using std::pow;
+        return mul_strong_zero(n, pow(a, n - one));
+    }
+};
+
+// hypot(a, b) = sqrt(a^2 + b^2) without overflow. At the origin, where it has a kink like abs,
+// both partials are 0 (the strong-zero quotient).
+struct hypot_rule {
+    static constexpr const char* name = "hypot";
+    static constexpr std::size_t arity = 2;
+    template <class A, class B>
+    static constexpr auto value(const A& a, const B& b) { using std::hypot; return hypot(a, b); }
+    template <std::size_t I, class Y, class A, class B>
+    static constexpr auto partial(const Y& y, const A& a, const B& b) {
+        if constexpr (I == 0) return div_strong_zero(a, y);
+        else return div_strong_zero(b, y);
+    }
+};
+
+}  // namespace nabla::rules

@@ -1,0 +1,108 @@
+#pragma once
+// What a rule is, and the helper functions the rules are written with.
+//
+// A rule is a small struct that defines one elementary operation once, for every mode:
+//
+//   struct sin_rule {
+//       static constexpr const char* name = "sin";
+//       static constexpr std::size_t arity = 1;
+//       template <class X> static constexpr auto value(const X& x);                // sin(x)
+//       template <std::size_t I, class Y, class X>
+//       static constexpr auto partial(const Y& y, const X& x);                     // d y / d x_I
+//   };
+//
+// `partial<I>` receives the operation's own result `y` and its operands. Both are written
+// generically: called with numbers they compute numbers (the reverse sweep), called with static
+// expressions they build expressions (the symbolic derivative nabla::d), so there is one
+// definition of each derivative in the library. Infix operators also give `symbol` and
+// `precedence` for printing.
+//
+// Conventions at points where the classical derivative does not exist are part of the rules and
+// are documented in docs/conventions.md; the helpers below carry most of them.
+
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <type_traits>
+
+#include "../concepts.hpp"
+#include "../config.hpp"
+#include "../literal.hpp"
+
+namespace nabla::rules {
+
+inline constexpr literal<0> zero{};
+inline constexpr literal<1> one{};
+inline constexpr literal<2> two{};
+inline constexpr literal<3> three{};
+inline constexpr literal<-1> minus_one{};
+
+// A compile-time constant passed as a function argument: a plain number of x's type when x is a
+// number (std::hypot(x, 1.0)), the exact constant itself when x is an expression.
+template <class X, CompileTimeConstant C>
+constexpr auto like(const X&, C c) {
+    if constexpr (Number<X>) return as<X>(c);
+    else return c;
+}
+
+// sign(x): -1, 0 or +1; sign(0) = 0 (so abs'(0) = 0), NaN for NaN.
+template <Number T>
+NABLA_HOST_DEVICE constexpr T sign(const T& x) {
+    if (x > T(0)) return T(1);
+    if (x < T(0)) return T(-1);
+    if (x == T(0)) return T(0);
+    return x;
+}
+
+// a * b, except that a == 0 gives exactly 0 even when b is infinite or NaN. Used where a factor
+// that vanishes identically meets a factor that blows up at the same point (pow(0, y)).
+template <Number A, Number B>
+NABLA_HOST_DEVICE constexpr std::common_type_t<A, B> mul_strong_zero(const A& a, const B& b) {
+    using T = std::common_type_t<A, B>;
+    return a == A(0) ? T(0) : T(a) * T(b);
+}
+
+// a / b, except that a == 0 gives exactly 0 even when b == 0 (atan2 and hypot at the origin).
+template <Number A, Number B>
+NABLA_HOST_DEVICE constexpr std::common_type_t<A, B> div_strong_zero(const A& a, const B& b) {
+    using T = std::common_type_t<A, B>;
+    return a == A(0) ? T(0) : T(a) / T(b);
+}
+
+// The share of min(a, b)'s derivative that goes to a: 1 if a < b, 1/2 at a tie, 0 if a > b;
+// NaN if either is NaN.
+template <Number A, Number B>
+NABLA_HOST_DEVICE constexpr std::common_type_t<A, B> min_weight(const A& a, const B& b) {
+    using T = std::common_type_t<A, B>;
+    if (a < b) return T(1);
+    if (b < a) return T(0);
+    if (a == b) return T(0.5);
+    return std::numeric_limits<T>::quiet_NaN();
+}
+
+// The share of fmin(a, b)'s derivative that goes to a, where a NaN operand counts as missing:
+// like min_weight, but 1 if only b is NaN and 0 if only a is NaN.
+template <Number A, Number B>
+NABLA_HOST_DEVICE constexpr std::common_type_t<A, B> fmin_weight(const A& a, const B& b) {
+    using T = std::common_type_t<A, B>;
+    const bool a_nan = a != a;
+    const bool b_nan = b != b;
+    if (a_nan && b_nan) return std::numeric_limits<T>::quiet_NaN();
+    if (b_nan) return T(1);
+    if (a_nan) return T(0);
+    return min_weight(a, b);
+}
+
+// The share of fmax(a, b)'s derivative that goes to a (NaN counts as missing).
+template <Number A, Number B>
+NABLA_HOST_DEVICE constexpr std::common_type_t<A, B> fmax_weight(const A& a, const B& b) {
+    using T = std::common_type_t<A, B>;
+    const bool a_nan = a != a;
+    const bool b_nan = b != b;
+    if (a_nan && b_nan) return std::numeric_limits<T>::quiet_NaN();
+    if (b_nan) return T(1);
+    if (a_nan) return T(0);
+    return min_weight(b, a);
+}
+
+}  // namespace nabla::rules
