@@ -29,7 +29,7 @@ concept Number = is_number_v<std::remove_cvref_t<T>>;
 template <class Derived>
 struct expression_base {
     template <class... Args>
-    constexpr auto operator()(const Args&... args) const {
+    [[gnu::always_inline]] constexpr auto operator()(const Args&... args) const {
         return detail::evaluate(static_cast<const Derived&>(*this), args...);
     }
 

@@ -14,6 +14,7 @@
 #include "rules.hpp"
 #include "core/leaves.hpp"
 #include "core/node.hpp"
+#include "core/held.hpp"
 #include "core/build.hpp"
 #include "core/operators.hpp"
 #include "core/functions.hpp"

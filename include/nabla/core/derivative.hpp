@@ -2,56 +2,68 @@
 // nabla::d(f, x): the symbolic derivative, a transformation from one expression type to another.
 //
 // The chain rule over the rule table: d(node(ops...), x) = sum_i partial_i(node, ops...) * d(op_i, x),
-// where partial_i is the rule's own derivative, built as an expression. Operands that do not depend
-// on x contribute nothing and are never visited; structural zeros and ones fold away as the terms
-// are built (core/build.hpp), so d(x * y, x) is just y and d(3 * x, y) is the type literal<0>.
-// The compiler instantiates the derivative once per distinct subexpression type, so shared
-// subexpressions are differentiated once, and pure ones stay shared in the result.
+// where partial_i is the rule's own derivative, built as a graph. Operands that do not depend on x
+// contribute nothing and are never visited; structural zeros and ones fold away as the terms are
+// built (core/build.hpp), so d(x * y, x) is just y and d(3 * x, y) is the type literal<0>.
+// d works on graph types only (run-time constants stay where they are), and the compiler
+// instantiates it once per distinct subexpression type: shared subexpressions are differentiated
+// once and stay shared in the result, at every order.
 
 #include <cstddef>
 #include <tuple>
 #include <utility>
 
 #include "build.hpp"
+#include "held.hpp"
 
 namespace nabla {
 
 namespace detail {
 
-template <std::size_t I, class E>
-constexpr auto derivative(const E& e);
+template <std::size_t I, class G>
+constexpr auto derivative(G g);
 
 template <class A>
-constexpr auto sum(const A& a) {
+constexpr auto sum(A a) {
     return a;
 }
 template <class A, class B, class... Rest>
-constexpr auto sum(const A& a, const B& b, const Rest&... rest) {
+constexpr auto sum(A a, B b, Rest... rest) {
     return sum(add(a, b), rest...);
 }
 
 template <std::size_t I, std::size_t K, class Rule, class... Ops>
-constexpr auto chain_term(const node<Rule, Ops...>& e) {
+constexpr auto chain_term(node<Rule, Ops...> g) {
     using operand = std::tuple_element_t<K, std::tuple<Ops...>>;
     if constexpr (!depends_on<operand, I>) {
         return literal<0>{};
     } else {
-        const auto partial = std::apply(
-            [&](const auto&... ops) { return Rule::template partial<K>(e, ops...); }, e.operands);
-        return multiply(partial, derivative<I>(std::get<K>(e.operands)));
+        return multiply(Rule::template partial<K>(g, Ops{}...), derivative<I>(operand{}));
     }
 }
 
-template <std::size_t I, class E>
-constexpr auto derivative(const E& e) {
-    if constexpr (!depends_on<E, I>) {
+// The derivative of a graph type with respect to placeholder I, as a graph type.
+template <std::size_t I, class G>
+constexpr auto derivative(G g) {
+    if constexpr (!depends_on<G, I>) {
         return literal<0>{};
-    } else if constexpr (is_placeholder_v<E>) {
+    } else if constexpr (is_placeholder_v<G>) {
         return literal<1>{};
     } else {
         return [&]<std::size_t... K>(std::index_sequence<K...>) {
-            return sum(chain_term<I, K>(e)...);
-        }(std::make_index_sequence<E::rule::arity>{});
+            return sum(chain_term<I, K>(g)...);
+        }(std::make_index_sequence<G::rule::arity>{});
+    }
+}
+
+// The derivative of an expression: the graph is differentiated, the run-time constants stay.
+template <std::size_t I, class E>
+constexpr auto differentiate(const E& e) {
+    using graph = decltype(derivative<I>(graph_t<E>{}));
+    if constexpr (is_held_v<E> && info<graph>::has_constants) {
+        return held<graph, constant_type_t<E>, constant_count<E>>{{}, e.constants};
+    } else {
+        return graph{};
     }
 }
 
@@ -72,9 +84,9 @@ constexpr auto d(const F& f, const X& x, const More&... more) {
         return literal<0>{};
     } else if constexpr (sizeof...(More) == 0) {
         (void)x;
-        return detail::derivative<X::index>(f);
+        return detail::differentiate<X::index>(f);
     } else {
-        return d(detail::derivative<X::index>(f), more...);
+        return d(detail::differentiate<X::index>(f), more...);
     }
 }
 

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "build.hpp"
+#include "held.hpp"
 
 namespace nabla {
 
@@ -17,7 +18,7 @@ namespace nabla {
 #define NABLA_UNARY_FUNCTION(function, rule)                                                      \
     template <Expression X>                                                                       \
     constexpr auto function(const X& x) {                                                         \
-        return detail::make_node<rules::rule>(x);                                                 \
+        return detail::combine([](auto g) { return detail::make_node<rules::rule>(g); }, x);      \
     }                                                                                             \
     template <Number X>                                                                           \
     constexpr auto function(const X& x) {                                                         \
@@ -33,7 +34,8 @@ namespace nabla {
     template <Operand A, Operand B>                                                               \
         requires(Expression<A> || Expression<B>)                                                  \
     constexpr auto function(const A& a, const B& b) {                                             \
-        return build(detail::wrap(a), detail::wrap(b));                                          \
+        return detail::combine([](auto p, auto q) { return build(p, q); }, detail::wrap(a),       \
+                               detail::wrap(b));                                                  \
     }                                                                                             \
     template <class... Args>                                                                      \
         requires(sizeof...(Args) == 2 && !(Operand<Args> && ...))                                 \
@@ -43,8 +45,8 @@ namespace nabla {
 
 #define NABLA_BINARY_RULE(function, rule)                                                         \
     namespace detail {                                                                            \
-    template <Expression A, Expression B>                                                         \
-    constexpr auto build_##function(const A& a, const B& b) {                                     \
+    template <class A, class B>                                                                   \
+    constexpr auto build_##function(A a, B b) {                                                   \
         return make_node<rules::rule>(a, b);                                                      \
     }                                                                                             \
     }                                                                                             \
@@ -106,7 +108,9 @@ NABLA_BINARY_FUNCTION(pow, detail::power)
 template <Operand A, Operand B, Operand C>
     requires(Expression<A> || Expression<B> || Expression<C>)
 constexpr auto fma(const A& a, const B& b, const C& c) {
-    return detail::make_node<rules::fma_rule>(detail::wrap(a), detail::wrap(b), detail::wrap(c));
+    return detail::combine(
+        [](auto p, auto q, auto r) { return detail::make_node<rules::fma_rule>(p, q, r); },
+        detail::wrap(a), detail::wrap(b), detail::wrap(c));
 }
 
 template <class... Args>
@@ -118,14 +122,18 @@ constexpr void fma(const Args&...) {
 // polygamma(n, x) = d^(n+1)/dx^(n+1) log Gamma(x) for an integer constant order n.
 template <Operand N, Operand X>
 constexpr auto polygamma(const N& n, const X& x) {
-    static_assert(!Expression<N> || !detail::depends_on_any<N>,
+    using order = detail::graph_t<std::remove_cvref_t<decltype(detail::wrap(n))>>;
+    static_assert(!detail::depends_on_any<order> && detail::info<order>::integer_valued,
                   "nabla::polygamma(n, x): the order n must be a constant integer (an int or "
-                  "nabla::literal<N>), not an expression of the variables.");
-    static_assert(Expression<N> || std::is_integral_v<N>,
-                  "nabla::polygamma(n, x): the order n must be an integer, not a floating-point "
-                  "number.");
-    if constexpr (Number<N> && Number<X>) return rules::polygamma(n, x);
-    else return detail::make_node<rules::polygamma_rule>(detail::wrap(n), detail::wrap(x));
+                  "nabla::literal<N>), not a floating-point number or an expression of the "
+                  "variables.");
+    if constexpr (Number<N> && Number<X>) {
+        return rules::polygamma(n, x);
+    } else {
+        return detail::combine(
+            [](auto p, auto q) { return detail::make_node<rules::polygamma_rule>(p, q); },
+            detail::wrap(n), detail::wrap(x));
+    }
 }
 
 template <Operand X>

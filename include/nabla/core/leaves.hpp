@@ -1,6 +1,15 @@
 #pragma once
-// The leaves of a static graph: placeholders for the arguments, and constants held by value.
-// (Exact compile-time constants, literal<N> and math_constant<Tag>, are in nabla/literal.hpp.)
+// The leaves of a static graph. Every graph node type is empty: its type says everything about its
+// computation, so two nodes of the same type are the same computation and are evaluated once.
+//
+// - placeholder<I>: the I-th argument.
+// - literal<N>, math_constant<Tag>: exact constants known to the compiler (nabla/literal.hpp).
+// - pooled_constant<K, Integral>: the K-th run-time constant of the expression (`x * 2.5`). Its
+//   value is not in the graph but in the array of constants that the expression object carries
+//   next to its graph (core/held.hpp). Giving each run-time constant its own index is what keeps
+//   `x * 2.0` and `x * 3.0` apart although they have the same shape; and since nabla::d works on
+//   the graph alone, every copy of a subexpression that d makes refers to the same constants and
+//   stays shared.
 
 #include <cstddef>
 #include <tuple>
@@ -11,7 +20,6 @@
 
 namespace nabla {
 
-// The I-th argument of an expression. Empty: copying one copies nothing.
 template <std::size_t I>
 struct placeholder : expression_base<placeholder<I>> {
     static constexpr std::size_t index = I;
@@ -25,19 +33,10 @@ constexpr auto variables() {
     }(std::make_index_sequence<N>{});
 }
 
-// A number known only at run time (`x * 2.5`), stored by value in the node that uses it.
-template <Number T>
-struct constant : expression_base<constant<T>> {
-    T value{};
-    constexpr constant() = default;
-    constexpr explicit constant(T v) : value(v) {}
-};
-
-// Inside the evaluator, run-time constants are moved out of the graph into an array, and the
-// K-th one is replaced by this empty leaf (core/graph.hpp explains why).
-template <std::size_t K>
-struct pooled_constant : expression_base<pooled_constant<K>> {
+template <std::size_t K, bool Integral>
+struct pooled_constant : expression_base<pooled_constant<K, Integral>> {
     static constexpr std::size_t index = K;
+    static constexpr bool integral = Integral;
 };
 
 template <class T>
@@ -46,17 +45,8 @@ template <std::size_t I>
 inline constexpr bool is_placeholder_v<placeholder<I>> = true;
 
 template <class T>
-inline constexpr bool is_constant_v = false;
-template <class T>
-inline constexpr bool is_constant_v<constant<T>> = true;
-
-template <class T>
 inline constexpr bool is_pooled_constant_v = false;
-template <std::size_t K>
-inline constexpr bool is_pooled_constant_v<pooled_constant<K>> = true;
-
-// A leaf that is a constant of any kind (held, pooled or exact).
-template <class T>
-concept ConstantLeaf = is_constant_v<T> || is_pooled_constant_v<T> || CompileTimeConstant<T>;
+template <std::size_t K, bool Integral>
+inline constexpr bool is_pooled_constant_v<pooled_constant<K, Integral>> = true;
 
 }  // namespace nabla

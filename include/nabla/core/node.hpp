@@ -1,9 +1,5 @@
 #pragma once
-// An operation node: a rule applied to operands, each an expression held by value. The node is a
-// pure description; evaluation lives in core/evaluate.hpp.
-
-#include <tuple>
-#include <utility>
+// An operation node: a rule applied to operand graphs. Empty: the operands are part of the type.
 
 #include "../concepts.hpp"
 
@@ -13,11 +9,6 @@ template <class Rule, class... Operands>
 struct node : expression_base<node<Rule, Operands...>> {
     using rule = Rule;
     static_assert(sizeof...(Operands) == Rule::arity, "nabla: wrong number of operands for a rule");
-
-    std::tuple<Operands...> operands;
-
-    constexpr node() = default;
-    constexpr explicit node(Operands... ops) : operands(std::move(ops)...) {}
 };
 
 template <class T>

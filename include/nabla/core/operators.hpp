@@ -17,30 +17,34 @@ concept GraphOperands =
 template <class A, class B>
     requires GraphOperands<A, B>
 constexpr auto operator+(const A& a, const B& b) {
-    return detail::add(detail::wrap(a), detail::wrap(b));
+    return detail::combine([](auto p, auto q) { return detail::add(p, q); }, detail::wrap(a),
+                           detail::wrap(b));
 }
 
 template <class A, class B>
     requires GraphOperands<A, B>
 constexpr auto operator-(const A& a, const B& b) {
-    return detail::subtract(detail::wrap(a), detail::wrap(b));
+    return detail::combine([](auto p, auto q) { return detail::subtract(p, q); }, detail::wrap(a),
+                           detail::wrap(b));
 }
 
 template <class A, class B>
     requires GraphOperands<A, B>
 constexpr auto operator*(const A& a, const B& b) {
-    return detail::multiply(detail::wrap(a), detail::wrap(b));
+    return detail::combine([](auto p, auto q) { return detail::multiply(p, q); }, detail::wrap(a),
+                           detail::wrap(b));
 }
 
 template <class A, class B>
     requires GraphOperands<A, B>
 constexpr auto operator/(const A& a, const B& b) {
-    return detail::divide(detail::wrap(a), detail::wrap(b));
+    return detail::combine([](auto p, auto q) { return detail::divide(p, q); }, detail::wrap(a),
+                           detail::wrap(b));
 }
 
 template <Expression A>
 constexpr auto operator-(const A& a) {
-    return detail::negate(a);
+    return detail::combine([](auto p) { return detail::negate(p); }, a);
 }
 
 template <Expression A>

@@ -12,6 +12,7 @@
 #include "derivative.hpp"
 #include "evaluate.hpp"
 #include "graph.hpp"
+#include "held.hpp"
 
 namespace nabla {
 
@@ -37,78 +38,95 @@ std::string number_text(T value) {
     }
 }
 
+// A negative number binds like a sum, so that it is parenthesised as an operand: x0*(-2.5).
 template <class T>
 printed number_piece(T value) {
     const bool negative = value < T(0);
-    return {number_text(value), negative ? prefix_precedence : atom_precedence};
+    return {number_text(value), negative ? 1 : atom_precedence};
+}
+
+// Appends the parts to one string. (Built with append rather than operator+, which trips a false
+// -Wrestrict warning of g++ 12 at -O3.)
+template <class... Parts>
+std::string join(const Parts&... parts) {
+    std::string out;
+    (out.append(parts), ...);
+    return out;
 }
 
 inline std::string parenthesised(const printed& piece, bool needed) {
-    return needed ? "(" + piece.text + ")" : piece.text;
+    return needed ? join("(", piece.text, ")") : piece.text;
 }
 
-template <class E>
-printed print(const E& e);
+// Prints a graph type; run-time constants are read from `constants` (empty: printed as c0, c1...).
+template <class G, class Constants>
+printed print(G g, const Constants& constants);
 
-template <class Rule, class... Ops>
-printed print_node(const node<Rule, Ops...>& e) {
+template <class Rule, class... Ops, class Constants>
+printed print_node(node<Rule, Ops...>, const Constants& constants) {
     if constexpr (requires { Rule::symbol; } && sizeof...(Ops) == 2) {
-        const printed left = print(std::get<0>(e.operands));
-        const printed right = print(std::get<1>(e.operands));
+        using left_type = std::tuple_element_t<0, std::tuple<Ops...>>;
+        using right_type = std::tuple_element_t<1, std::tuple<Ops...>>;
+        const printed left = print(left_type{}, constants);
+        const printed right = print(right_type{}, constants);
         constexpr int p = Rule::precedence;
         // Subtraction and division do not associate: a - (b - c), a / (b * c) keep parentheses.
         constexpr bool strict = std::is_same_v<Rule, rules::sub_rule> ||
                                 std::is_same_v<Rule, rules::div_rule>;
         const bool right_needs = right.precedence < p || (strict && right.precedence == p);
-        return {parenthesised(left, left.precedence < p) + Rule::symbol +
-                    parenthesised(right, right_needs),
+        return {join(parenthesised(left, left.precedence < p), Rule::symbol,
+                     parenthesised(right, right_needs)),
                 p};
     } else if constexpr (requires { Rule::symbol; } && sizeof...(Ops) == 1) {
-        const printed operand = print(std::get<0>(e.operands));
-        return {Rule::symbol + parenthesised(operand, operand.precedence <= prefix_precedence),
+        const printed operand = print(Ops{}..., constants);
+        return {join(Rule::symbol, parenthesised(operand, operand.precedence <= prefix_precedence)),
                 prefix_precedence};
     } else {
         std::string text = Rule::name;
         text += '(';
         bool first = true;
-        std::apply(
-            [&](const auto&... ops) {
-                ((text += (first ? "" : ", ") + print(ops).text, first = false), ...);
-            },
-            e.operands);
+        ((text.append(first ? "" : ", ").append(print(Ops{}, constants).text), first = false), ...);
         text += ')';
         return {text, atom_precedence};
     }
 }
 
-template <class E>
-printed print(const E& e) {
-    if constexpr (is_placeholder_v<E>) return {"x" + std::to_string(E::index), atom_precedence};
-    else if constexpr (is_pooled_constant_v<E>) return {"c" + std::to_string(E::index), atom_precedence};
-    else if constexpr (is_constant_v<E>) return number_piece(e.value);
-    else if constexpr (is_literal_v<E>) return number_piece(E::value);
-    else if constexpr (is_math_constant_v<E>) {
-        using tag = decltype([]<class Tag>(math_constant<Tag>) { return Tag{}; }(e));
+template <class G, class Constants>
+printed print(G g, const Constants& constants) {
+    if constexpr (is_placeholder_v<G>) {
+        return {join("x", std::to_string(G::index)), atom_precedence};
+    } else if constexpr (is_pooled_constant_v<G>) {
+        if constexpr (std::tuple_size_v<Constants> == 0) return {join("c", std::to_string(G::index)), atom_precedence};
+        else return number_piece(constants[G::index]);
+    } else if constexpr (is_literal_v<G>) {
+        return number_piece(G::value);
+    } else if constexpr (is_math_constant_v<G>) {
+        using tag = decltype([]<class Tag>(math_constant<Tag>) { return Tag{}; }(g));
         return {tag::name, atom_precedence};
-    } else return print_node(e);
+    } else {
+        return print_node(g, constants);
+    }
 }
 
-template <class T>
-std::string dot_label(const T&) {
-    if constexpr (is_node_v<T>) return T::rule::name;
-    else return print(T{}).text;
+inline constexpr std::array<double, 0> no_constants{};
+
+template <class G>
+std::string dot_label(G g) {
+    if constexpr (is_node_v<G>) return G::rule::name;
+    else return print(g, no_constants).text;
 }
 
-template <class S, class... Ts, std::size_t... Is, class Pool>
-void dot_forward(std::string& out, type_list<Ts...>, std::index_sequence<Is...>, const Pool& pool) {
-    const auto one_node = [&]<class T>(std::size_t k, const T& t) {
+template <class S, class... Ts, std::size_t... Is, class Constants>
+void dot_forward(std::string& out, type_list<Ts...>, std::index_sequence<Is...>,
+                 const Constants& constants) {
+    const auto one_node = [&]<class T>(std::size_t k, T t) {
         std::string label = dot_label(t);
-        if constexpr (is_pooled_constant_v<T>) label += " = " + number_text(pool[T::index]);
-        out += "    n" + std::to_string(k) + " [label=\"" + label + "\"];\n";
+        if constexpr (is_pooled_constant_v<T>) label.append(" = ").append(number_text(constants[T::index]));
+        out.append(join("    n", std::to_string(k), " [label=\"", label, "\"];\n"));
         if constexpr (is_node_v<T>) {
-            [&]<class Rule, class... Ops>(const node<Rule, Ops...>*) {
-                ((out += "    n" + std::to_string(index_of<S, Ops>) + " -> n" + std::to_string(k) + ";\n"), ...);
-            }(static_cast<const T*>(nullptr));
+            [&]<class Rule, class... Ops>(node<Rule, Ops...>) {
+                (out.append(join("    n", std::to_string(index_of<S, Ops>), " -> n", std::to_string(k), ";\n")), ...);
+            }(t);
         }
     };
     (one_node(Is, Ts{}), ...);
@@ -116,25 +134,26 @@ void dot_forward(std::string& out, type_list<Ts...>, std::index_sequence<Is...>,
 
 template <class S, class... Ts, std::size_t... Is>
 void dot_reverse(std::string& out, type_list<Ts...>, std::index_sequence<Is...>) {
-    const auto one_node = [&]<class T>(std::size_t k, const T& t) {
+    const auto one_node = [&]<class T>(std::size_t k, T t) {
         if constexpr (depends_on_any<T>) {
-            out += "    a" + std::to_string(k) + " [label=\"adjoint of " + dot_label(t) + "\"];\n";
+            out.append(join("    a", std::to_string(k), " [label=\"adjoint of ", dot_label(t), "\"];\n"));
         }
         if constexpr (is_node_v<T> && depends_on_any<T>) {
-            [&]<class Rule, class... Ops>(const node<Rule, Ops...>* n) {
-                [&]<std::size_t... I>(std::index_sequence<I...>) {
-                    const auto edge = [&]<std::size_t J>(std::integral_constant<std::size_t, J>) {
-                        using operand = std::tuple_element_t<J, std::tuple<Ops...>>;
-                        if constexpr (depends_on_any<operand>) {
-                            const auto partial = Rule::template partial<J>(*n, Ops{}...);
-                            out += "    a" + std::to_string(k) + " -> a" +
-                                   std::to_string(index_of<S, operand>) + " [label=\"" +
-                                   print(partial).text + "\"];\n";
-                        }
-                    };
-                    (edge(std::integral_constant<std::size_t, I>{}), ...);
+            [&]<class Rule, class... Ops>(node<Rule, Ops...> n) {
+                const auto edge = [&]<std::size_t J>(std::integral_constant<std::size_t, J>) {
+                    using operand = std::tuple_element_t<J, std::tuple<Ops...>>;
+                    if constexpr (depends_on_any<operand>) {
+                        const auto partial = Rule::template partial<J>(n, Ops{}...);
+                        out.append(join("    a", std::to_string(k), " -> a",
+                                        std::to_string(index_of<S, operand>), " [label=\"",
+                                        print(graph_t<decltype(partial)>{}, no_constants).text,
+                                        "\"];\n"));
+                    }
+                };
+                [&]<std::size_t... J>(std::index_sequence<J...>) {
+                    (edge(std::integral_constant<std::size_t, J>{}), ...);
                 }(std::index_sequence_for<Ops...>{});
-            }(&t);
+            }(t);
         }
     };
     (one_node(Is, Ts{}), ...);
@@ -142,23 +161,23 @@ void dot_reverse(std::string& out, type_list<Ts...>, std::index_sequence<Is...>)
 
 }  // namespace detail
 
-// Infix text of an expression: placeholders print as x0, x1, ...
+// Infix text of an expression: placeholders print as x0, x1, ..., run-time constants as numbers.
 template <Expression E>
 std::string to_string(const E& e) {
-    return detail::print(e).text;
+    if constexpr (is_held_v<E>) return detail::print(detail::graph_t<E>{}, e.constants).text;
+    else return detail::print(e, detail::no_constants).text;
 }
 
-// Graphviz text with two clusters: the forward graph (each distinct node once, run-time constants
+// Graphviz text with two clusters: the forward graph (each distinct node once; run-time constants
 // as c0, c1, ... with their values) and the reverse graph (one adjoint per node that depends on a
 // variable; each edge is labelled with the local partial derivative it multiplies by).
 template <Expression E>
 std::string to_dot(const E& e) {
-    using P = detail::pooled_t<E>;
-    using S = detail::schedule<P>;
-    const auto pool = detail::make_pool<double>(e);
+    using S = detail::schedule<detail::graph_t<E>>;
+    const auto constants = detail::constants_as<double>(e);
     std::string out = "digraph nabla {\n  rankdir=BT;\n";
     out += "  subgraph cluster_forward {\n    label=\"forward: values\";\n";
-    detail::dot_forward<S>(out, S{}, std::make_index_sequence<S::size>{}, pool);
+    detail::dot_forward<S>(out, S{}, std::make_index_sequence<S::size>{}, constants);
     out += "  }\n  subgraph cluster_reverse {\n    label=\"reverse: adjoints\";\n";
     detail::dot_reverse<S>(out, S{}, std::make_index_sequence<S::size>{});
     out += "  }\n}\n";

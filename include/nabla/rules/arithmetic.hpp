@@ -54,11 +54,13 @@ struct div_rule {
     static constexpr std::size_t arity = 2;
     template <class A, class B>
     static constexpr auto value(const A& a, const B& b) { return a / b; }
-    // d(a/b)/db = -a/b^2, written as -y/b so that it reuses the quotient.
+    // d(a/b)/da = 1/b and d(a/b)/db = -a/b^2, written as -y * (1/b): both partials share the one
+    // reciprocal, which runs in parallel with the quotient instead of after it, and for 1/b the
+    // reciprocal is the quotient itself, so the sweep needs no second division.
     template <std::size_t I, class Y, class A, class B>
     static constexpr auto partial(const Y& y, const A&, const B& b) {
         if constexpr (I == 0) return one / b;
-        else return -(y / b);
+        else return -(y * (one / b));
     }
 };
 

@@ -25,13 +25,14 @@ struct exp2_rule {
     static constexpr auto partial(const Y& y, const X&) { return ln2 * y; }
 };
 
+// expm1' = exp(x), not expm1(x) + 1, which cancels for x < -30.
 struct expm1_rule {
     static constexpr const char* name = "expm1";
     static constexpr std::size_t arity = 1;
     template <class X>
     static constexpr auto value(const X& x) { using std::expm1; return expm1(x); }
     template <std::size_t I, class Y, class X>
-    static constexpr auto partial(const Y& y, const X&) { return y + one; }
+    static constexpr auto partial(const Y&, const X& x) { using std::exp; return exp(x); }
 };
 
 // log(0) = -inf and log'(0) = +inf, as IEEE division gives; negative arguments give NaN.

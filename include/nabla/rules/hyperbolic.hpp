@@ -25,13 +25,18 @@ struct cosh_rule {
     static constexpr auto partial(const Y&, const X& x) { using std::sinh; return sinh(x); }
 };
 
+// tanh' = 1/cosh^2 rather than 1 - tanh^2, which cancels to 0 for |x| > 19 where the true
+// derivative is still a normal number.
 struct tanh_rule {
     static constexpr const char* name = "tanh";
     static constexpr std::size_t arity = 1;
     template <class X>
     static constexpr auto value(const X& x) { using std::tanh; return tanh(x); }
     template <std::size_t I, class Y, class X>
-    static constexpr auto partial(const Y& y, const X&) { return one - y * y; }
+    static constexpr auto partial(const Y&, const X& x) {
+        using std::cosh;
+        return one / (cosh(x) * cosh(x));
+    }
 };
 
 // asinh' = 1/sqrt(x^2 + 1), written with hypot so that it does not overflow for |x| > 1e154.
@@ -66,7 +71,7 @@ struct atanh_rule {
     template <class X>
     static constexpr auto value(const X& x) { using std::atanh; return atanh(x); }
     template <std::size_t I, class Y, class X>
-    static constexpr auto partial(const Y&, const X& x) { return one / ((one - x) * (one + x)); }
+    static constexpr auto partial(const Y&, const X& x) { return one / (one - x * x); }
 };
 
 }  // namespace nabla::rules

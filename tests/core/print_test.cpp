@@ -1,0 +1,51 @@
+// nabla::to_string and nabla::to_dot.
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include <nabla/nabla.hpp>
+
+namespace {
+const auto [x, y, z] = nabla::variables<3>();
+
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+}  // namespace
+
+TEST_CASE("to_string uses the fewest parentheses that keep the meaning", "[core][print]") {
+    CHECK(nabla::to_string(x + y * z) == "x0 + x1*x2");
+    CHECK(nabla::to_string((x + y) * z) == "(x0 + x1)*x2");
+    CHECK(nabla::to_string(x - (y - z)) == "x0 - (x1 - x2)");
+    CHECK(nabla::to_string((x - y) - z) == "x0 - x1 - x2");
+    CHECK(nabla::to_string(x / (y * z)) == "x0/(x1*x2)");
+    CHECK(nabla::to_string(x / y * z) == "x0/x1*x2");
+    CHECK(nabla::to_string(-(x + y)) == "-(x0 + x1)");
+    CHECK(nabla::to_string(-x * y) == "-x0*x1");
+    CHECK(nabla::to_string(x * -2.5) == "x0*(-2.5)");
+    CHECK(nabla::to_string(pow(x, 3) + atan2(y, 0.5)) == "pow(x0, 3) + atan2(x1, 0.5)");
+    CHECK(nabla::to_string(fma(x, y, z)) == "fma(x0, x1, x2)");
+    CHECK(nabla::to_string(erf(x) * nabla::two_over_sqrt_pi) == "erf(x0)*2/sqrt(pi)");
+    CHECK(nabla::to_string(x * 0.1) == "x0*0.1");
+}
+
+TEST_CASE("to_dot shows the forward graph and the adjoint graph", "[core][print]") {
+    const auto u = x * y;
+    const auto f = u + sin(u) * 2.5;
+    const std::string dot = nabla::to_dot(f);
+    CHECK(contains(dot, "digraph nabla {"));
+    CHECK(contains(dot, "subgraph cluster_forward"));
+    CHECK(contains(dot, "subgraph cluster_reverse"));
+    CHECK(contains(dot, "[label=\"x0\"]"));
+    CHECK(contains(dot, "[label=\"c0 = 2.5\"]"));
+    CHECK(contains(dot, "[label=\"cos(x0*x1)\"]"));  // d sin(u) / du
+    CHECK(contains(dot, "n0 -> n2;"));                // x feeds x*y, which is node 2
+    // x*y appears once in the forward graph although f uses it twice.
+    std::size_t muls = 0;
+    for (std::size_t at = dot.find("label=\"mul\""); at != std::string::npos;
+         at = dot.find("label=\"mul\"", at + 1))
+        ++muls;
+    CHECK(muls == 2);  // x*y and sin(u)*c0
+    CHECK(dot.back() == '\n');
+}

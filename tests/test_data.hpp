@@ -1,0 +1,61 @@
+#pragma once
+// Reading the committed reference data (tests/data/*.txt) and comparing against it.
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace nabla_test {
+
+inline std::string data_path(const std::string& file) {
+    return std::string(NABLA_TEST_DATA_DIR) + "/" + file;
+}
+
+// Lines of a data file, without comments and blank lines.
+inline std::vector<std::string> data_lines(const std::string& file) {
+    std::ifstream in(data_path(file));
+    if (!in) throw std::runtime_error("cannot open test data " + data_path(file));
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) {
+        if (line.empty() || line[0] == '#') continue;
+        lines.push_back(line);
+    }
+    return lines;
+}
+
+// The `key value` pairs of tests/data/derivatives.txt.
+inline const std::map<std::string, double>& derivatives() {
+    static const std::map<std::string, double> table = [] {
+        std::map<std::string, double> t;
+        for (const auto& line : data_lines("derivatives.txt")) {
+            std::istringstream fields(line);
+            std::string key, value;
+            fields >> key >> value;
+            t[key] = std::strtod(value.c_str(), nullptr);
+        }
+        return t;
+    }();
+    return table;
+}
+
+inline double reference(const std::string& key) {
+    const auto& table = derivatives();
+    const auto it = table.find(key);
+    if (it == table.end()) throw std::runtime_error("no reference value named " + key);
+    return it->second;
+}
+
+// Relative closeness; an exact reference 0 asks for |computed| <= tolerance; NaN matches NaN and
+// an infinity matches only itself.
+inline bool close(double computed, double expected, double tolerance) {
+    if (std::isnan(expected)) return std::isnan(computed);
+    if (std::isinf(expected)) return computed == expected;
+    if (expected == 0.0) return std::abs(computed) <= tolerance;
+    return std::abs(computed - expected) <= tolerance * std::abs(expected);
+}
+
+}  // namespace nabla_test
