@@ -87,11 +87,14 @@ void check_row(const row& r, Build build) {
     CHECK(nabla_test::close(call<N>(f, r.point), r.value, r.tolerance_value));
 
     const auto placeholders = std::make_tuple(x0, x1, x2);
-    const auto [value, gradient] = [&] {
+    // (No structured bindings here: clang 14 cannot capture them in the lambdas below.)
+    const auto result = [&] {
         if constexpr (N == 1) return nabla::value_and_grad(f, r.point[0]);
         else if constexpr (N == 2) return nabla::value_and_grad(f, r.point[0], r.point[1]);
         else return nabla::value_and_grad(f, r.point[0], r.point[1], r.point[2]);
     }();
+    const double value = result.value;
+    const auto& gradient = result.gradient;
     CHECK(nabla_test::close(value, r.value, r.tolerance_value));
 
     // Hessian entries are compared normwise: an entry that is tiny next to the others (a
