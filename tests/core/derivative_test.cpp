@@ -16,9 +16,19 @@ const auto [x, y, z] = nabla::variables<3>();
 template <class A, class B>
 constexpr bool same = std::is_same_v<std::remove_cvref_t<A>, std::remove_cvref_t<B>>;
 
+// Lennard-Jones-like: nodes with one user (pushed through by the reverse sweep) next to nodes
+// with several users.
+auto pair_energy() {
+    const auto r2 = x * x + y * y + z * z;
+    const auto s6 = nabla::literal<1>{} / (r2 * r2 * r2);
+    return 4.0 * (s6 * s6 - s6) + sin(sin(sin(r2 * x)));
+}
+
 // A few expressions mixing every kind of node, with their points of definition.
 auto expressions() {
     return std::make_tuple(
+        pair_energy(),
+        exp(sin(cos(x * y) + z) * x) / (x * x + y * y + z * z) - x * y * (x * y + z),
         log(x) + x * y - sin(y),
         exp(sin(x) * y) / (1.0 + x * x) + sqrt(x * y + 2.0) * z,
         pow(x, y) * atan2(y, z) - hypot(x, z) / cosh(y),

@@ -102,42 +102,89 @@ struct forward_values {
     }
 };
 
-// For every operand of every node of a schedule, whether it is the first contribution to that
-// operand's adjoint in the reverse sweep. The first one assigns and the others add, so the sweep
-// never adds to a zero that the compiler may not fold away (0.0 + a is not a when a is -0.0).
+// The plan of the reverse sweep, computed once per schedule by constexpr loops.
+//
+// Preaccumulation: a node with a single user (the x*x inside x*x + y*y, the r^2 inside
+// 1/(r^2*r^2*r^2)) never gets an adjoint of its own. Its user pushes its adjoint straight through
+// it, multiplying the local partials along the way first: adjoint(x) += adjoint(user) *
+// (d user/d node * d node/d x). The products of partials depend only on forward values, so they
+// run in parallel with the sweep instead of lengthening the chain of adjoint updates.
+//
+// First contributions: in the order the sweep delivers contributions, the first one to each
+// adjoint assigns and the others add, so the sweep never adds to a zero that the compiler may not
+// fold away (0.0 + a is not a when a is -0.0).
 template <class Schedule>
 struct sweep_plan;
 
 inline constexpr std::size_t max_arity = 3;
 
+// The schedule positions of a node's operands that need adjoints (those that depend on a
+// variable), Schedule::size for the others and for repeats of an operand within the node.
 template <class T, class Schedule>
 constexpr auto operand_slots() {
     std::array<std::size_t, max_arity> slots{};
-    slots.fill(Schedule::size);  // "no operand that needs an adjoint"
+    slots.fill(Schedule::size);
     if constexpr (is_node_v<T> && depends_on_any<T>) {
         [&]<class Rule, class... Ops>(const node<Rule, Ops...>*) {
             std::size_t i = 0;
             ((slots[i++] = depends_on_any<Ops> ? index_of<Schedule, Ops> : Schedule::size), ...);
         }(static_cast<const T*>(nullptr));
+        for (std::size_t i = 1; i < max_arity; ++i)
+            for (std::size_t j = 0; j < i; ++j)
+                if (slots[i] == slots[j]) slots[i] = Schedule::size;
     }
     return slots;
 }
 
 template <class... Ts>
 struct sweep_plan<type_list<Ts...>> {
-    using schedule = type_list<Ts...>;
     static constexpr std::size_t size = sizeof...(Ts);
     static constexpr std::array<std::array<std::size_t, max_arity>, size> slots{
-        operand_slots<Ts, schedule>()...};
+        operand_slots<Ts, type_list<Ts...>>()...};
+    static constexpr std::array<bool, size> is_node{is_node_v<Ts>...};
+
+    // Nodes whose adjoint is pushed through by their only user.
+    static constexpr auto single_use = [] {
+        std::array<std::size_t, size + 1> users{};
+        for (std::size_t k = 0; k < size; ++k)
+            for (std::size_t i = 0; i < max_arity; ++i) ++users[slots[k][i]];
+        std::array<bool, size> single{};
+        for (std::size_t k = 0; k < size; ++k) single[k] = is_node[k] && users[k] == 1;
+        return single;
+    }();
+
+    // first[d][i]: whether node d's contribution to its operand i is the first to that adjoint.
+    // Replays the sweep: top-level nodes in reverse schedule order, each expanded depth first
+    // through its single-use operands, as adjoint_sweep does.
     static constexpr auto first = [] {
         std::array<std::array<bool, max_arity>, size> is_first{};
         std::array<bool, size + 1> seen{};
+        std::array<std::size_t, size + 1> stack_node{};
+        std::array<std::size_t, size + 1> stack_operand{};
         for (std::size_t k = size; k-- > 0;) {
-            for (std::size_t i = 0; i < max_arity; ++i) {
-                const std::size_t slot = slots[k][i];
-                if (slot == size) continue;
-                is_first[k][i] = !seen[slot];
-                seen[slot] = true;
+            if (!is_node[k] || single_use[k]) continue;
+            std::size_t depth = 0;
+            stack_node[0] = k;
+            stack_operand[0] = 0;
+            while (true) {
+                const std::size_t d = stack_node[depth];
+                const std::size_t i = stack_operand[depth];
+                if (i == max_arity) {
+                    if (depth == 0) break;
+                    --depth;
+                    continue;
+                }
+                ++stack_operand[depth];
+                const std::size_t o = slots[d][i];
+                if (o == size) continue;
+                if (single_use[o]) {
+                    ++depth;
+                    stack_node[depth] = o;
+                    stack_operand[depth] = 0;
+                } else {
+                    is_first[d][i] = !seen[o];
+                    seen[o] = true;
+                }
             }
         }
         return is_first;
@@ -146,68 +193,70 @@ struct sweep_plan<type_list<Ts...>> {
 
 template <class Schedule, class R, std::size_t PoolSize, class Arguments>
 struct adjoint_sweep {
+    using plan = sweep_plan<Schedule>;
     const forward_values<Schedule, R, PoolSize, Arguments>& values;
     std::array<R, Schedule::size> adjoint{};
 
     template <class T>
-    NABLA_ALWAYS_INLINE constexpr R& adjoint_of() {
-        return adjoint[index_of<Schedule, T>];
-    }
-
-    // Adds adjoint(node) * d node / d operand_I to the operand's adjoint, for operands that
-    // depend on a placeholder (the others' adjoints are never read).
-    // Adds adjoint(node) * d node / d operand_I to the operand's adjoint, for operands that
-    // depend on a placeholder (the others' adjoints are never read). An operand used several
-    // times by one node (x * x) gets one contribution with the partials summed first, which keeps
-    // the sum off the adjoint's dependency chain.
-    template <std::size_t I, class Rule, class... Ops>
-    NABLA_ALWAYS_INLINE constexpr void pull(const node<Rule, Ops...>*, const R& node_adjoint,
-                                            const R& node_value) {
-        using operands = std::tuple<Ops...>;
-        using operand = std::tuple_element_t<I, operands>;
-        constexpr bool seen_before = []<std::size_t... J>(std::index_sequence<J...>) {
-            return (std::is_same_v<std::tuple_element_t<J, operands>, operand> || ...);
-        }(std::make_index_sequence<I>{});
-        if constexpr (depends_on_any<operand> && !seen_before) {
-            const R partial = partial_sum<I, operand, Rule, Ops...>(node_value);
-            const R contribution = node_adjoint * partial;
-            constexpr bool first =
-                sweep_plan<Schedule>::first[index_of<Schedule, node<Rule, Ops...>>][I];
-            if constexpr (first) adjoint_of<operand>() = contribution;
-            else adjoint_of<operand>() += contribution;
-        }
-    }
+    static constexpr std::size_t slot = index_of<Schedule, T>;
 
     // The sum of the rule's partials with respect to operand K and every later operand that is the
-    // same subexpression.
-    template <std::size_t K, class Operand, class Rule, class... Ops>
-    NABLA_ALWAYS_INLINE constexpr R partial_sum(const R& node_value) const {
-        const R partial =
-            to_number<R>(Rule::template partial<K>(node_value, values.template of<Ops>()...));
+    // same subexpression (x * x has one contribution, with partial x + x).
+    template <std::size_t K, class Rule, class... Ops>
+    NABLA_ALWAYS_INLINE constexpr R partial_sum(const node<Rule, Ops...>*) const {
+        using operand = std::tuple_element_t<K, std::tuple<Ops...>>;
+        const R partial = to_number<R>(Rule::template partial<K>(
+            values.template of<node<Rule, Ops...>>(), values.template of<Ops>()...));
         constexpr std::size_t next = [] {
-            constexpr std::array<bool, sizeof...(Ops)> same{std::is_same_v<Ops, Operand>...};
+            constexpr std::array<bool, sizeof...(Ops)> same{std::is_same_v<Ops, operand>...};
             for (std::size_t j = K + 1; j < same.size(); ++j)
                 if (same[j]) return j;
             return sizeof...(Ops);
         }();
         if constexpr (next < sizeof...(Ops)) {
-            return partial + partial_sum<next, Operand, Rule, Ops...>(node_value);
+            return partial + partial_sum<next>(static_cast<const node<Rule, Ops...>*>(nullptr));
         } else {
             return partial;
         }
     }
 
+    // Delivers node_adjoint * scale * d node / d operand_I: into the operand's adjoint, or, for a
+    // single-use operand, on through it with the partials multiplied first.
+    template <std::size_t I, class Rule, class... Ops>
+    NABLA_ALWAYS_INLINE constexpr void deliver(const node<Rule, Ops...>* n, const R& node_adjoint,
+                                               const R* scale) {
+        using node_type = node<Rule, Ops...>;
+        constexpr std::size_t target = plan::slots[slot<node_type>][I];
+        if constexpr (target != Schedule::size) {
+            using operand = std::tuple_element_t<I, std::tuple<Ops...>>;
+            const R local = partial_sum<I>(n);
+            const R factor = scale ? *scale * local : local;
+            if constexpr (plan::single_use[target]) {
+                deliver_all(static_cast<const operand*>(nullptr), node_adjoint, &factor,
+                            std::make_index_sequence<operand::rule::arity>{});
+            } else {
+                const R contribution = node_adjoint * factor;
+                if constexpr (plan::first[slot<node_type>][I]) adjoint[target] = contribution;
+                else adjoint[target] += contribution;
+            }
+        }
+    }
+
     template <class Rule, class... Ops, std::size_t... I>
-    NABLA_ALWAYS_INLINE constexpr void pull_all(const node<Rule, Ops...>* n, std::index_sequence<I...>) {
-        const R node_adjoint = adjoint_of<node<Rule, Ops...>>();
-        const R& node_value = values.template of<node<Rule, Ops...>>();
-        (pull<I>(n, node_adjoint, node_value), ...);
+    NABLA_ALWAYS_INLINE constexpr void deliver_all(const node<Rule, Ops...>* n,
+                                                   const R& node_adjoint, const R* scale,
+                                                   std::index_sequence<I...>) {
+        (deliver<I>(n, node_adjoint, scale), ...);
     }
 
     template <class T>
     NABLA_ALWAYS_INLINE constexpr void step() {
         if constexpr (is_node_v<T> && depends_on_any<T>) {
-            pull_all(static_cast<const T*>(nullptr), std::make_index_sequence<T::rule::arity>{});
+            if constexpr (!plan::single_use[slot<T>]) {
+                const R node_adjoint = adjoint[slot<T>];
+                deliver_all(static_cast<const T*>(nullptr), node_adjoint, nullptr,
+                            std::make_index_sequence<T::rule::arity>{});
+            }
         }
     }
 
@@ -235,7 +284,7 @@ struct adjoint_sweep {
 
     template <std::size_t I>
     NABLA_ALWAYS_INLINE constexpr R gradient_entry() const {
-        if constexpr (contains<Schedule, placeholder<I>>) return adjoint[index_of<Schedule, placeholder<I>>];
+        if constexpr (contains<Schedule, placeholder<I>>) return adjoint[slot<placeholder<I>>];
         else return R(0);
     }
 };
