@@ -20,7 +20,8 @@ inline void keep(double value) {
 template <class Result>
 inline void keep_all(const Result& result) {
     keep(result.value);
-    for (double g : result.gradient) keep(g);
+    for (double g : result.gradient)
+        keep(g);
 }
 
 struct contender {
@@ -36,9 +37,11 @@ void race(std::vector<contender>& contenders, long calls, int rounds, Bodies... 
         std::size_t k = 0;
         const auto time_one = [&](auto& body) {
             const auto start = std::chrono::steady_clock::now();
-            for (long i = 0; i < calls; ++i) body(i);
+            for (long i = 0; i < calls; ++i)
+                body(i);
             const auto stop = std::chrono::steady_clock::now();
-            const double ns = std::chrono::duration<double, std::nano>(stop - start).count() / calls;
+            const double ns =
+                std::chrono::duration<double, std::nano>(stop - start).count() / calls;
             contenders[k].best_ns = std::min(contenders[k].best_ns, ns);
             ++k;
         };

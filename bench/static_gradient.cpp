@@ -4,12 +4,12 @@
 //
 //   build-gcc/bench/static_gradient
 
+#include <nabla/nabla.hpp>
+
 #include <array>
 #include <cmath>
 #include <cstdio>
 #include <vector>
-
-#include <nabla/nabla.hpp>
 
 #include "bench_util.hpp"
 

@@ -4,12 +4,12 @@
 //
 //   build/examples/seed_function && dot -Tsvg seed_function.dot -o seed_function.svg
 
+#include <nabla/nabla.hpp>
+
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <string>
-
-#include <nabla/nabla.hpp>
 
 int main(int argc, char** argv) {
     const auto [x1, x2] = nabla::variables<2>();
@@ -32,7 +32,8 @@ int main(int argc, char** argv) {
                                   {nabla::d(f2, x1)(2.0, 5.0), nabla::d(f2, x2)(2.0, 5.0)}};
     std::printf("Hessian          = [[%.12f, %.12f],\n                     [%.12f, %.12f]]\n",
                 hessian[0][0], hessian[0][1], hessian[1][0], hessian[1][1]);
-    std::printf("d3f/dx1^3        = %s = %.12f\n", nabla::to_string(nabla::d(f, x1, x1, x1)).c_str(),
+    std::printf("d3f/dx1^3        = %s = %.12f\n",
+                nabla::to_string(nabla::d(f, x1, x1, x1)).c_str(),
                 nabla::d(f, x1, x1, x1)(2.0, 5.0));
 
     const std::string path = argc > 1 ? argv[1] : "seed_function.dot";

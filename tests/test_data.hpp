@@ -18,10 +18,12 @@ inline std::string data_path(const std::string& file) {
 // Lines of a data file, without comments and blank lines.
 inline std::vector<std::string> data_lines(const std::string& file) {
     std::ifstream in(data_path(file));
-    if (!in) throw std::runtime_error("cannot open test data " + data_path(file));
+    if (!in)
+        throw std::runtime_error("cannot open test data " + data_path(file));
     std::vector<std::string> lines;
     for (std::string line; std::getline(in, line);) {
-        if (line.empty() || line[0] == '#') continue;
+        if (line.empty() || line[0] == '#')
+            continue;
         lines.push_back(line);
     }
     return lines;
@@ -45,16 +47,20 @@ inline const std::map<std::string, double>& derivatives() {
 inline double reference(const std::string& key) {
     const auto& table = derivatives();
     const auto it = table.find(key);
-    if (it == table.end()) throw std::runtime_error("no reference value named " + key);
+    if (it == table.end())
+        throw std::runtime_error("no reference value named " + key);
     return it->second;
 }
 
 // Relative closeness; an exact reference 0 asks for |computed| <= tolerance; NaN matches NaN and
 // an infinity matches only itself.
 inline bool close(double computed, double expected, double tolerance) {
-    if (std::isnan(expected)) return std::isnan(computed);
-    if (std::isinf(expected)) return computed == expected;
-    if (expected == 0.0) return std::abs(computed) <= tolerance;
+    if (std::isnan(expected))
+        return std::isnan(computed);
+    if (std::isinf(expected))
+        return computed == expected;
+    if (expected == 0.0)
+        return std::abs(computed) <= tolerance;
     return std::abs(computed - expected) <= tolerance * std::abs(expected);
 }
 

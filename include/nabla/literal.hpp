@@ -43,21 +43,37 @@ constexpr T as(C) {
 
 // Plain-number arithmetic: the result has the number's type.
 template <CompileTimeConstant C, Number T>
-constexpr T operator+(C c, const T& x) { return as<T>(c) + x; }
+constexpr T operator+(C c, const T& x) {
+    return as<T>(c) + x;
+}
 template <CompileTimeConstant C, Number T>
-constexpr T operator+(const T& x, C c) { return x + as<T>(c); }
+constexpr T operator+(const T& x, C c) {
+    return x + as<T>(c);
+}
 template <CompileTimeConstant C, Number T>
-constexpr T operator-(C c, const T& x) { return as<T>(c) - x; }
+constexpr T operator-(C c, const T& x) {
+    return as<T>(c) - x;
+}
 template <CompileTimeConstant C, Number T>
-constexpr T operator-(const T& x, C c) { return x - as<T>(c); }
+constexpr T operator-(const T& x, C c) {
+    return x - as<T>(c);
+}
 template <CompileTimeConstant C, Number T>
-constexpr T operator*(C c, const T& x) { return as<T>(c) * x; }
+constexpr T operator*(C c, const T& x) {
+    return as<T>(c) * x;
+}
 template <CompileTimeConstant C, Number T>
-constexpr T operator*(const T& x, C c) { return x * as<T>(c); }
+constexpr T operator*(const T& x, C c) {
+    return x * as<T>(c);
+}
 template <CompileTimeConstant C, Number T>
-constexpr T operator/(C c, const T& x) { return as<T>(c) / x; }
+constexpr T operator/(C c, const T& x) {
+    return as<T>(c) / x;
+}
 template <CompileTimeConstant C, Number T>
-constexpr T operator/(const T& x, C c) { return x / as<T>(c); }
+constexpr T operator/(const T& x, C c) {
+    return x / as<T>(c);
+}
 
 namespace constants {
 struct ln2_tag {

@@ -1,6 +1,8 @@
 // nabla::value_and_grad and nabla::grad on static expressions: results, shapes, and no heap
 // allocation.
 
+#include <nabla/nabla.hpp>
+
 #include <catch2/catch.hpp>
 
 #include <array>
@@ -8,8 +10,6 @@
 #include <cstdlib>
 #include <new>
 #include <type_traits>
-
-#include <nabla/nabla.hpp>
 
 #include "../test_data.hpp"
 
@@ -20,11 +20,16 @@ std::atomic<long> allocations{0};
 // Counts every allocation of the test program, to show that evaluation and gradients make none.
 void* operator new(std::size_t size) {
     ++allocations;
-    if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+    if (void* p = std::malloc(size == 0 ? 1 : size))
+        return p;
     throw std::bad_alloc();
 }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p) noexcept {
+    std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+    std::free(p);
+}
 
 namespace {
 const auto [x, y, z] = nabla::variables<3>();

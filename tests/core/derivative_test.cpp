@@ -1,13 +1,13 @@
 // nabla::d: exact simplification, symmetry of mixed partials, agreement with the reverse sweep.
 
+#include <nabla/nabla.hpp>
+
 #include <catch2/catch.hpp>
 
 #include <array>
 #include <cmath>
 #include <random>
 #include <type_traits>
-
-#include <nabla/nabla.hpp>
 
 namespace {
 
@@ -27,10 +27,8 @@ auto pair_energy() {
 // A few expressions mixing every kind of node, with their points of definition.
 auto expressions() {
     return std::make_tuple(
-        pair_energy(),
-        exp(sin(cos(x * y) + z) * x) / (x * x + y * y + z * z) - x * y * (x * y + z),
-        log(x) + x * y - sin(y),
-        exp(sin(x) * y) / (1.0 + x * x) + sqrt(x * y + 2.0) * z,
+        pair_energy(), exp(sin(cos(x * y) + z) * x) / (x * x + y * y + z * z) - x * y * (x * y + z),
+        log(x) + x * y - sin(y), exp(sin(x) * y) / (1.0 + x * x) + sqrt(x * y + 2.0) * z,
         pow(x, y) * atan2(y, z) - hypot(x, z) / cosh(y),
         tgamma(x) * erf(y) + lgamma(z) * tanh(x * y * z),
         pow(x, 3) * cbrt(y) + expm1(x / z) - log1p(y * y) * asinh(z),

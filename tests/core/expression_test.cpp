@@ -1,12 +1,12 @@
 // Building and calling expressions: ownership (auto is always safe), run-time constants that share
 // a type, argument handling and promotion, and evaluation of shared subexpressions once.
 
+#include <nabla/nabla.hpp>
+
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <type_traits>
-
-#include <nabla/nabla.hpp>
 
 namespace {
 
@@ -119,7 +119,7 @@ TEST_CASE("exact constants", "[core][constants]") {
     const auto f = two * x * x;
     static_assert(std::is_empty_v<decltype(f)>, "no run-time constant: nothing is stored");
     CHECK(f(3.0) == 18.0);
-    CHECK(nabla::to_string(nabla::d(f, x)) == "2*x0 + 2*x0");
+    CHECK(nabla::to_string(nabla::d(f, x)) == "4*x0");  // x0*2 + 2*x0, simplified exactly
     CHECK((nabla::pi * x)(1.0) == Approx(3.141592653589793));
     CHECK(nabla::literal<2>{} * 3.0 == 6.0);  // with a plain number: plain arithmetic
 }

@@ -2,11 +2,11 @@
 // without run-time constants, against mpmath (tests/data/derivatives.txt). The compile time of
 // this file is recorded in bench/RESULTS.md.
 
+#include <nabla/nabla.hpp>
+
 #include <catch2/catch.hpp>
 
 #include <string>
-
-#include <nabla/nabla.hpp>
 
 #include "../test_data.hpp"
 
@@ -15,8 +15,10 @@ const auto [x, y] = nabla::variables<2>();
 constexpr nabla::literal<1> one{};
 constexpr nabla::literal<2> two{};
 // 20 nodes; the second form holds its constants as run-time numbers.
-const auto exact = exp(sin(x) * y) / (one + x * x) + log(one + y * y) * sqrt(x * y + two) - atan(x - y);
-const auto held = exp(sin(x) * y) / (1.0 + x * x) + log(1.0 + y * y) * sqrt(x * y + 2.0) - atan(x - y);
+const auto exact =
+    exp(sin(x) * y) / (one + x * x) + log(one + y * y) * sqrt(x * y + two) - atan(x - y);
+const auto held =
+    exp(sin(x) * y) / (1.0 + x * x) + log(1.0 + y * y) * sqrt(x * y + 2.0) - atan(x - y);
 constexpr double tolerance = 1e-12;
 }  // namespace
 

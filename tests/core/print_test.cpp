@@ -1,10 +1,10 @@
 // nabla::to_string and nabla::to_dot.
 
+#include <nabla/nabla.hpp>
+
 #include <catch2/catch.hpp>
 
 #include <string>
-
-#include <nabla/nabla.hpp>
 
 namespace {
 const auto [x, y, z] = nabla::variables<3>();
@@ -22,7 +22,8 @@ TEST_CASE("to_string uses the fewest parentheses that keep the meaning", "[core]
     CHECK(nabla::to_string(x / (y * z)) == "x0/(x1*x2)");
     CHECK(nabla::to_string(x / y * z) == "x0/x1*x2");
     CHECK(nabla::to_string(-(x + y)) == "-(x0 + x1)");
-    CHECK(nabla::to_string(-x * y) == "-x0*x1");
+    CHECK(nabla::to_string(-x * y) == "-(x0*x1)");  // the sign moves out of the product
+    CHECK(nabla::to_string(-sin(x)) == "-sin(x0)");
     CHECK(nabla::to_string(x * -2.5) == "x0*(-2.5)");
     CHECK(nabla::to_string(pow(x, 3) + atan2(y, 0.5)) == "pow(x0, 3) + atan2(x1, 0.5)");
     CHECK(nabla::to_string(fma(x, y, z)) == "fma(x0, x1, x2)");
@@ -40,7 +41,7 @@ TEST_CASE("to_dot shows the forward graph and the adjoint graph", "[core][print]
     CHECK(contains(dot, "[label=\"x0\"]"));
     CHECK(contains(dot, "[label=\"c0 = 2.5\"]"));
     CHECK(contains(dot, "[label=\"cos(x0*x1)\"]"));  // d sin(u) / du
-    CHECK(contains(dot, "n0 -> n2;"));                // x feeds x*y, which is node 2
+    CHECK(contains(dot, "n0 -> n2;"));               // x feeds x*y, which is node 2
     // x*y appears once in the forward graph although f uses it twice.
     std::size_t muls = 0;
     for (std::size_t at = dot.find("label=\"mul\""); at != std::string::npos;

@@ -2,12 +2,12 @@
 // f(x1, x2) = ln(x1) + x1*x2 - sin(x2) at (2, 5), with its derivatives up to order 3 against
 // mpmath (tests/data/derivatives.txt).
 
+#include <nabla/nabla.hpp>
+
 #include <catch2/catch.hpp>
 
 #include <string>
 #include <type_traits>
-
-#include <nabla/nabla.hpp>
 
 #include "../test_data.hpp"
 

@@ -1,5 +1,6 @@
-#include <cmath>
 #include <nabla/nabla.hpp>
+
+#include <cmath>
 int main() {
     auto [x] = nabla::variables<1>();
 #ifdef NABLA_FAIL_CASE

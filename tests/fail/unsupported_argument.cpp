@@ -1,5 +1,6 @@
-#include <string>
 #include <nabla/nabla.hpp>
+
+#include <string>
 int main() {
     auto [x] = nabla::variables<1>();
 #ifdef NABLA_FAIL_CASE

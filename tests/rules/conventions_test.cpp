@@ -1,12 +1,12 @@
 // The documented conventions at points where the classical derivative does not exist, and IEEE
 // propagation of NaN and infinities (docs/conventions.md).
 
+#include <nabla/nabla.hpp>
+
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <limits>
-
-#include <nabla/nabla.hpp>
 
 namespace {
 constexpr double inf = std::numeric_limits<double>::infinity();

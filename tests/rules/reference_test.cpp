@@ -1,6 +1,8 @@
 // Every rule of the table, through the whole static-graph pipeline (building, evaluation, d at
 // first and second order, value_and_grad), against mpmath's values in tests/data/rules.txt.
 
+#include <nabla/nabla.hpp>
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -13,8 +15,6 @@
 #include <string>
 #include <tuple>
 #include <vector>
-
-#include <nabla/nabla.hpp>
 
 #include "../test_data.hpp"
 
@@ -44,12 +44,16 @@ std::vector<row> read_rows() {
             return std::strtod(field.c_str(), nullptr);
         };
         in >> r.name >> count;
-        for (std::size_t i = 0; i < count; ++i) r.parameters.push_back(number());
+        for (std::size_t i = 0; i < count; ++i)
+            r.parameters.push_back(number());
         in >> count;
-        for (std::size_t i = 0; i < count; ++i) r.point.push_back(number());
+        for (std::size_t i = 0; i < count; ++i)
+            r.point.push_back(number());
         r.value = number();
-        for (std::size_t i = 0; i < count; ++i) r.gradient.push_back(number());
-        for (std::size_t i = 0; i < count * (count + 1) / 2; ++i) r.hessian_upper.push_back(number());
+        for (std::size_t i = 0; i < count; ++i)
+            r.gradient.push_back(number());
+        for (std::size_t i = 0; i < count * (count + 1) / 2; ++i)
+            r.hessian_upper.push_back(number());
         r.tolerance_value = number();
         r.tolerance_gradient = number();
         r.tolerance_hessian = number();
@@ -73,9 +77,12 @@ bool hessian_underflows(const row& r) {
 
 template <std::size_t N, class E>
 double call(const E& e, const std::vector<double>& p) {
-    if constexpr (N == 1) return e(p[0]);
-    else if constexpr (N == 2) return e(p[0], p[1]);
-    else return e(p[0], p[1], p[2]);
+    if constexpr (N == 1)
+        return e(p[0]);
+    else if constexpr (N == 2)
+        return e(p[0], p[1]);
+    else
+        return e(p[0], p[1], p[2]);
 }
 
 // Checks one row against the expression that build(parameters, x0, x1, x2) makes.
@@ -89,9 +96,12 @@ void check_row(const row& r, Build build) {
     const auto placeholders = std::make_tuple(x0, x1, x2);
     // (No structured bindings here: clang 14 cannot capture them in the lambdas below.)
     const auto result = [&] {
-        if constexpr (N == 1) return nabla::value_and_grad(f, r.point[0]);
-        else if constexpr (N == 2) return nabla::value_and_grad(f, r.point[0], r.point[1]);
-        else return nabla::value_and_grad(f, r.point[0], r.point[1], r.point[2]);
+        if constexpr (N == 1)
+            return nabla::value_and_grad(f, r.point[0]);
+        else if constexpr (N == 2)
+            return nabla::value_and_grad(f, r.point[0], r.point[1]);
+        else
+            return nabla::value_and_grad(f, r.point[0], r.point[1], r.point[2]);
     }();
     const double value = result.value;
     const auto& gradient = result.gradient;
@@ -101,9 +111,11 @@ void check_row(const row& r, Build build) {
     // curvature that nearly cancels, as hypot's across its larger argument) is checked to the
     // Hessian's scale, since the chain rule adds terms of that scale to form it.
     double hessian_scale = 0.0;
-    for (double entry : r.hessian_upper) hessian_scale = std::max(hessian_scale, std::abs(entry));
+    for (double entry : r.hessian_upper)
+        hessian_scale = std::max(hessian_scale, std::abs(entry));
     const auto close_to_scale = [&](double computed, double expected) {
-        if (hessian_underflows(r)) return computed == 0.0;
+        if (hessian_underflows(r))
+            return computed == 0.0;
         if (!std::isfinite(expected) || hessian_scale == 0.0)
             return nabla_test::close(computed, expected, r.tolerance_hessian);
         return std::abs(computed - expected) <=
@@ -120,7 +132,8 @@ void check_row(const row& r, Build build) {
                 if constexpr (B >= A) {
                     INFO("Hessian entry " << A << ", " << B);
                     const auto fab = nabla::d(fa, std::get<B>(placeholders));
-                    const auto fba = nabla::d(f, std::get<B>(placeholders), std::get<A>(placeholders));
+                    const auto fba =
+                        nabla::d(f, std::get<B>(placeholders), std::get<A>(placeholders));
                     CHECK(close_to_scale(call<N>(fab, r.point), r.hessian_upper[h]));
                     CHECK(close_to_scale(call<N>(fba, r.point), r.hessian_upper[h]));
                     ++h;
@@ -129,14 +142,16 @@ void check_row(const row& r, Build build) {
             (second(std::integral_constant<std::size_t, I>{}), ...);
         };
         (first(std::integral_constant<std::size_t, I>{}), ...);
-    }(std::make_index_sequence<N>{});
+    }
+    (std::make_index_sequence<N>{});
 }
 
 template <std::size_t N, class Build>
 void check_function(const std::string& name, Build build) {
     std::size_t checked = 0;
     for (const auto& r : rows()) {
-        if (r.name != name) continue;
+        if (r.name != name)
+            continue;
         REQUIRE(r.point.size() == N);
         check_row<N>(r, build);
         ++checked;
@@ -145,9 +160,8 @@ void check_function(const std::string& name, Build build) {
     CHECK(checked >= 5);
 }
 
-#define UNARY(fn)                                                                          \
-    check_function<1>(#fn, [](const auto&, auto x, auto, auto) { return fn(x); })
-#define BINARY(fn)                                                                         \
+#define UNARY(fn) check_function<1>(#fn, [](const auto&, auto x, auto, auto) { return fn(x); })
+#define BINARY(fn)                                                                                 \
     check_function<2>(#fn, [](const auto&, auto a, auto b, auto) { return fn(a, b); })
 
 }  // namespace
@@ -176,8 +190,7 @@ TEST_CASE("power rules match mpmath", "[rules]") {
     UNARY(cbrt);
     BINARY(pow);
     BINARY(hypot);
-    check_function<1>("pow_double",
-                      [](const auto& p, auto x, auto, auto) { return pow(x, p[0]); });
+    check_function<1>("pow_double", [](const auto& p, auto x, auto, auto) { return pow(x, p[0]); });
     check_function<1>("pow_int", [](const auto& p, auto x, auto, auto) {
         return pow(x, static_cast<int>(p[0]));
     });

@@ -1,8 +1,8 @@
 // Facts about graph types, checked by the compiler only: this file is compiled, never run.
 
-#include <type_traits>
-
 #include <nabla/nabla.hpp>
+
+#include <type_traits>
 
 namespace {
 
@@ -18,14 +18,16 @@ using graph = nabla::detail::graph_t<std::remove_cvref_t<E>>;
 static_assert(nabla::Expression<x_type>);
 static_assert(!nabla::Expression<double>);
 static_assert(nabla::Number<double> && nabla::Number<int> && !nabla::Number<bool>);
-static_assert(std::is_empty_v<decltype(log(x) + x * y - sin(y))>, "a pure expression stores nothing");
+static_assert(std::is_empty_v<decltype(log(x) + x * y - sin(y))>,
+              "a pure expression stores nothing");
 static_assert(sizeof(x * 2.0) == sizeof(double), "one run-time constant, nothing else");
 static_assert(nabla::is_held_v<decltype(x * 2.0 + y * 3.0)>);
 
 // Constants of the same shape get distinct indices, so they never merge.
-static_assert(!std::is_same_v<graph<decltype(x * 2.0 + x * 3.0)>,
-                              nabla::node<nabla::rules::add_rule, graph<decltype(x * 2.0)>,
-                                          graph<decltype(x * 2.0)>>>);
+static_assert(
+    !std::is_same_v<
+        graph<decltype(x * 2.0 + x * 3.0)>,
+        nabla::node<nabla::rules::add_rule, graph<decltype(x * 2.0)>, graph<decltype(x * 2.0)>>>);
 
 // The schedule holds each distinct node once, operands first, root last.
 using seed_schedule = nabla::detail::schedule<decltype(log(x) + x * y - sin(y))>;

@@ -35,7 +35,8 @@ constexpr auto make_node(Ops...) {
 
 template <class A>
 constexpr auto negate(A a) {
-    if constexpr (is_literal_v<A>) return literal<-A::value>{};
+    if constexpr (is_literal_v<A>)
+        return literal<-A::value>{};
     else if constexpr (is_node_v<A>) {
         if constexpr (std::is_same_v<typename A::rule, rules::neg_rule>) {
             return []<class X>(node<rules::neg_rule, X>) { return X{}; }(a);
@@ -61,65 +62,119 @@ template <class A, class B>
 constexpr auto subtract(A a, B b);
 
 template <class A, class B>
+constexpr auto multiply(A a, B b);
+
+template <class A, class B>
 constexpr auto add(A a, B b) {
-    if constexpr (is_zero<A>) return b;
-    else if constexpr (is_zero<B>) return a;
-    else if constexpr (is_literal_v<A> && is_literal_v<B>) return literal<A::value + B::value>{};
-    else if constexpr (is_negation<B>) return subtract(a, negated_operand(b));
-    else return make_node<rules::add_rule>(a, b);
+    if constexpr (is_zero<A>)
+        return b;
+    else if constexpr (is_zero<B>)
+        return a;
+    else if constexpr (is_literal_v<A> && is_literal_v<B>)
+        return literal<A::value + B::value>{};
+    else if constexpr (std::is_same_v<A, B>)
+        return multiply(literal<2>{}, a);  // exact: a + a = 2a
+    else if constexpr (is_negation<B>)
+        return subtract(a, negated_operand(b));
+    else if constexpr (is_negation<A>)
+        return subtract(b, negated_operand(a));
+    else
+        return make_node<rules::add_rule>(a, b);
 }
 
 template <class A, class B>
 constexpr auto subtract(A a, B b) {
-    if constexpr (is_zero<B>) return a;
-    else if constexpr (is_zero<A>) return negate(b);
-    else if constexpr (is_literal_v<A> && is_literal_v<B>) return literal<A::value - B::value>{};
-    else if constexpr (is_negation<B>) return add(a, negated_operand(b));
-    else return make_node<rules::sub_rule>(a, b);
+    if constexpr (is_zero<B>)
+        return a;
+    else if constexpr (is_zero<A>)
+        return negate(b);
+    else if constexpr (is_literal_v<A> && is_literal_v<B>)
+        return literal<A::value - B::value>{};
+    else if constexpr (is_negation<B>)
+        return add(a, negated_operand(b));
+    else
+        return make_node<rules::sub_rule>(a, b);
 }
 
+template <class G>
+inline constexpr bool is_literal_multiple = false;
+template <long long N, class X>
+inline constexpr bool is_literal_multiple<node<rules::mul_rule, literal<N>, X>> = true;
+
+// Signs move out of products and exact factors to the front, all exact in floating point:
+// (-a) b = -(a b), 2 (3 x) = 6 x, x 2 = 2 x.
 template <class A, class B>
 constexpr auto multiply(A a, B b) {
-    if constexpr (is_zero<A> || is_zero<B>) return literal<0>{};
-    else if constexpr (is_one<A>) return b;
-    else if constexpr (is_one<B>) return a;
-    else if constexpr (is_minus_one<A>) return negate(b);
-    else if constexpr (is_minus_one<B>) return negate(a);
-    else if constexpr (is_literal_v<A> && is_literal_v<B>) return literal<A::value * B::value>{};
-    else if constexpr (is_literal_v<B>) return make_node<rules::mul_rule>(b, a);  // 2*x, not x*2
-    else return make_node<rules::mul_rule>(a, b);
+    if constexpr (is_zero<A> || is_zero<B>)
+        return literal<0>{};
+    else if constexpr (is_one<A>)
+        return b;
+    else if constexpr (is_one<B>)
+        return a;
+    else if constexpr (is_minus_one<A>)
+        return negate(b);
+    else if constexpr (is_minus_one<B>)
+        return negate(a);
+    else if constexpr (is_literal_v<A> && is_literal_v<B>)
+        return literal<A::value * B::value>{};
+    else if constexpr (is_negation<A>)
+        return negate(multiply(negated_operand(a), b));
+    else if constexpr (is_negation<B>)
+        return negate(multiply(a, negated_operand(b)));
+    else if constexpr (is_literal_v<B>)
+        return multiply(b, a);
+    else if constexpr (is_literal_v<A> && is_literal_multiple<B>) {
+        return []<long long N, class X>(node<rules::mul_rule, literal<N>, X>) {
+            return multiply(literal<A::value * N>{}, X{});
+        }(b);
+    } else
+        return make_node<rules::mul_rule>(a, b);
 }
 
 template <class A, class B>
 constexpr auto divide(A a, B b) {
-    if constexpr (is_one<B>) return a;
-    else if constexpr (is_minus_one<B>) return negate(a);
-    else if constexpr (is_zero<A>) return literal<0>{};
-    else return make_node<rules::div_rule>(a, b);
+    if constexpr (is_one<B>)
+        return a;
+    else if constexpr (is_minus_one<B>)
+        return negate(a);
+    else if constexpr (is_zero<A>)
+        return literal<0>{};
+    else
+        return make_node<rules::div_rule>(a, b);
 }
 
 template <class A, class B>
 constexpr auto multiply_strong_zero(A a, B b) {
-    if constexpr (is_zero<A> || is_zero<B>) return literal<0>{};
-    else if constexpr (is_literal_v<A>) return multiply(a, b);
-    else return make_node<rules::mul_strong_zero_rule>(a, b);
+    if constexpr (is_zero<A> || is_zero<B>)
+        return literal<0>{};
+    else if constexpr (is_literal_v<A>)
+        return multiply(a, b);
+    else
+        return make_node<rules::mul_strong_zero_rule>(a, b);
 }
 
 template <class A, class B>
 constexpr auto divide_strong_zero(A a, B b) {
-    if constexpr (is_zero<A>) return literal<0>{};
-    else if constexpr (is_literal_v<A>) return divide(a, b);
-    else return make_node<rules::div_strong_zero_rule>(a, b);
+    if constexpr (is_zero<A>)
+        return literal<0>{};
+    else if constexpr (is_literal_v<A>)
+        return divide(a, b);
+    else
+        return make_node<rules::div_strong_zero_rule>(a, b);
 }
 
 // Integer exponents (ints, literals, sums and products of them) get their own rule, defined for
 // negative bases.
 template <class A, class B>
 constexpr auto power(A a, B b) {
-    if constexpr (is_zero<B>) return literal<1>{};
-    else if constexpr (is_one<B>) return a;
-    else if constexpr (info<B>::integer_valued) return make_node<rules::powi_rule>(a, b);
-    else return make_node<rules::pow_rule>(a, b);
+    if constexpr (is_zero<B>)
+        return literal<1>{};
+    else if constexpr (is_one<B>)
+        return a;
+    else if constexpr (info<B>::integer_valued)
+        return make_node<rules::powi_rule>(a, b);
+    else
+        return make_node<rules::pow_rule>(a, b);
 }
 
 // Renumbers the run-time constants of a graph by Offset, when it joins another graph's constants.
@@ -197,7 +252,7 @@ template <class Builder, class... Es>
 constexpr auto combine(Builder, const Es&... es) {
     constexpr std::size_t total = (constant_count<Es> + ... + 0);
     using graph = decltype([]<std::size_t... I>(std::index_sequence<I...>) {
-        return Builder{}(shift_t<graph_t<Es>, constant_offsets<Es...>[I]>{}...);
+        return Builder{}(shift_t<graph_t<Es>, constant_offsets<Es...>[I]> {}...);
     }(std::index_sequence_for<Es...>{}));
     if constexpr (total == 0 || !info<graph>::has_constants) {
         // Inside nabla::d the operands are bare graphs whose constants live in the expression
@@ -209,7 +264,8 @@ constexpr auto combine(Builder, const Es&... es) {
         std::size_t k = 0;
         const auto append = [&]<class E>(const E& e) {
             if constexpr (is_held_v<E>) {
-                for (const auto& c : e.constants) result.constants[k++] = static_cast<T>(c);
+                for (const auto& c : e.constants)
+                    result.constants[k++] = static_cast<T>(c);
             }
         };
         (append(es), ...);

@@ -1,13 +1,13 @@
 #pragma once
 // nabla::d(f, x): the symbolic derivative, a transformation from one expression type to another.
 //
-// The chain rule over the rule table: d(node(ops...), x) = sum_i partial_i(node, ops...) * d(op_i, x),
-// where partial_i is the rule's own derivative, built as a graph. Operands that do not depend on x
-// contribute nothing and are never visited; structural zeros and ones fold away as the terms are
-// built (core/build.hpp), so d(x * y, x) is just y and d(3 * x, y) is the type literal<0>.
-// d works on graph types only (run-time constants stay where they are), and the compiler
-// instantiates it once per distinct subexpression type: shared subexpressions are differentiated
-// once and stay shared in the result, at every order.
+// The chain rule over the rule table: d(node(ops...), x) = sum_i partial_i(node, ops...) * d(op_i,
+// x), where partial_i is the rule's own derivative, built as a graph. Operands that do not depend
+// on x contribute nothing and are never visited; structural zeros and ones fold away as the terms
+// are built (core/build.hpp), so d(x * y, x) is just y and d(3 * x, y) is the type literal<0>. d
+// works on graph types only (run-time constants stay where they are), and the compiler instantiates
+// it once per distinct subexpression type: shared subexpressions are differentiated once and stay
+// shared in the result, at every order.
 
 #include <cstddef>
 #include <tuple>
@@ -52,7 +52,8 @@ constexpr auto derivative(G g) {
     } else {
         return [&]<std::size_t... K>(std::index_sequence<K...>) {
             return sum(chain_term<I, K>(g)...);
-        }(std::make_index_sequence<G::rule::arity>{});
+        }
+        (std::make_index_sequence<G::rule::arity>{});
     }
 }
 

@@ -57,15 +57,18 @@ template <class R, class E>
 NABLA_ALWAYS_INLINE constexpr std::array<R, constant_count<E>> constants_as(const E& e) {
     std::array<R, constant_count<E>> pool{};
     if constexpr (is_held_v<E>) {
-        for (std::size_t k = 0; k < pool.size(); ++k) pool[k] = static_cast<R>(e.constants[k]);
+        for (std::size_t k = 0; k < pool.size(); ++k)
+            pool[k] = static_cast<R>(e.constants[k]);
     }
     return pool;
 }
 
 template <class R, class T>
 NABLA_ALWAYS_INLINE constexpr R to_number(const T& x) {
-    if constexpr (CompileTimeConstant<T>) return as<R>(x);
-    else return static_cast<R>(x);
+    if constexpr (CompileTimeConstant<T>)
+        return as<R>(x);
+    else
+        return static_cast<R>(x);
 }
 
 // The values of one evaluation: the schedule's slots plus what the leaves read from.
@@ -83,10 +86,14 @@ struct forward_values {
 
     template <class T>
     NABLA_ALWAYS_INLINE constexpr R compute() const {
-        if constexpr (is_placeholder_v<T>) return static_cast<R>(std::get<T::index>(arguments));
-        else if constexpr (is_pooled_constant_v<T>) return pool[T::index];
-        else if constexpr (CompileTimeConstant<T>) return as<R>(T{});
-        else return compute_node(static_cast<const T*>(nullptr));
+        if constexpr (is_placeholder_v<T>)
+            return static_cast<R>(std::get<T::index>(arguments));
+        else if constexpr (is_pooled_constant_v<T>)
+            return pool[T::index];
+        else if constexpr (CompileTimeConstant<T>)
+            return as<R>(T{});
+        else
+            return compute_node(static_cast<const T*>(nullptr));
     }
 
     template <class Rule, class... Ops>
@@ -94,7 +101,9 @@ struct forward_values {
         return to_number<R>(Rule::value(of<Ops>()...));
     }
 
-    NABLA_ALWAYS_INLINE constexpr void forward() { forward(Schedule{}, std::make_index_sequence<Schedule::size>{}); }
+    NABLA_ALWAYS_INLINE constexpr void forward() {
+        forward(Schedule{}, std::make_index_sequence<Schedule::size>{});
+    }
 
     template <class... Ts, std::size_t... Is>
     NABLA_ALWAYS_INLINE constexpr void forward(type_list<Ts...>, std::index_sequence<Is...>) {
@@ -131,7 +140,8 @@ constexpr auto operand_slots() {
         }(static_cast<const T*>(nullptr));
         for (std::size_t i = 1; i < max_arity; ++i)
             for (std::size_t j = 0; j < i; ++j)
-                if (slots[i] == slots[j]) slots[i] = Schedule::size;
+                if (slots[i] == slots[j])
+                    slots[i] = Schedule::size;
     }
     return slots;
 }
@@ -147,9 +157,11 @@ struct sweep_plan<type_list<Ts...>> {
     static constexpr auto single_use = [] {
         std::array<std::size_t, size + 1> users{};
         for (std::size_t k = 0; k < size; ++k)
-            for (std::size_t i = 0; i < max_arity; ++i) ++users[slots[k][i]];
+            for (std::size_t i = 0; i < max_arity; ++i)
+                ++users[slots[k][i]];
         std::array<bool, size> single{};
-        for (std::size_t k = 0; k < size; ++k) single[k] = is_node[k] && users[k] == 1;
+        for (std::size_t k = 0; k < size; ++k)
+            single[k] = is_node[k] && users[k] == 1;
         return single;
     }();
 
@@ -162,7 +174,8 @@ struct sweep_plan<type_list<Ts...>> {
         std::array<std::size_t, size + 1> stack_node{};
         std::array<std::size_t, size + 1> stack_operand{};
         for (std::size_t k = size; k-- > 0;) {
-            if (!is_node[k] || single_use[k]) continue;
+            if (!is_node[k] || single_use[k])
+                continue;
             std::size_t depth = 0;
             stack_node[0] = k;
             stack_operand[0] = 0;
@@ -170,13 +183,15 @@ struct sweep_plan<type_list<Ts...>> {
                 const std::size_t d = stack_node[depth];
                 const std::size_t i = stack_operand[depth];
                 if (i == max_arity) {
-                    if (depth == 0) break;
+                    if (depth == 0)
+                        break;
                     --depth;
                     continue;
                 }
                 ++stack_operand[depth];
                 const std::size_t o = slots[d][i];
-                if (o == size) continue;
+                if (o == size)
+                    continue;
                 if (single_use[o]) {
                     ++depth;
                     stack_node[depth] = o;
@@ -210,7 +225,8 @@ struct adjoint_sweep {
         constexpr std::size_t next = [] {
             constexpr std::array<bool, sizeof...(Ops)> same{std::is_same_v<Ops, operand>...};
             for (std::size_t j = K + 1; j < same.size(); ++j)
-                if (same[j]) return j;
+                if (same[j])
+                    return j;
             return sizeof...(Ops);
         }();
         if constexpr (next < sizeof...(Ops)) {
@@ -223,8 +239,8 @@ struct adjoint_sweep {
     // Delivers node_adjoint * scale * d node / d operand_I: into the operand's adjoint, or, for a
     // single-use operand, on through it with the partials multiplied first.
     template <std::size_t I, class Rule, class... Ops>
-    NABLA_ALWAYS_INLINE constexpr void deliver(const node<Rule, Ops...>* n, const R& node_adjoint,
-                                               const R* scale) {
+    NABLA_ALWAYS_INLINE constexpr void
+    deliver(const node<Rule, Ops...>* n, const R& node_adjoint, const R* scale) {
         using node_type = node<Rule, Ops...>;
         constexpr std::size_t target = plan::slots[slot<node_type>][I];
         if constexpr (target != Schedule::size) {
@@ -236,15 +252,18 @@ struct adjoint_sweep {
                             std::make_index_sequence<operand::rule::arity>{});
             } else {
                 const R contribution = node_adjoint * factor;
-                if constexpr (plan::first[slot<node_type>][I]) adjoint[target] = contribution;
-                else adjoint[target] += contribution;
+                if constexpr (plan::first[slot<node_type>][I])
+                    adjoint[target] = contribution;
+                else
+                    adjoint[target] += contribution;
             }
         }
     }
 
     template <class Rule, class... Ops, std::size_t... I>
     NABLA_ALWAYS_INLINE constexpr void deliver_all(const node<Rule, Ops...>* n,
-                                                   const R& node_adjoint, const R* scale,
+                                                   const R& node_adjoint,
+                                                   const R* scale,
                                                    std::index_sequence<I...>) {
         (deliver<I>(n, node_adjoint, scale), ...);
     }
@@ -279,13 +298,15 @@ struct adjoint_sweep {
     template <std::size_t... I>
     NABLA_ALWAYS_INLINE constexpr auto result(std::index_sequence<I...>) const {
         return value_and_gradient<R, sizeof...(I)>{values.value[Schedule::size - 1],
-                                                    {gradient_entry<I>()...}};
+                                                   {gradient_entry<I>()...}};
     }
 
     template <std::size_t I>
     NABLA_ALWAYS_INLINE constexpr R gradient_entry() const {
-        if constexpr (contains<Schedule, placeholder<I>>) return adjoint[slot<placeholder<I>>];
-        else return R(0);
+        if constexpr (contains<Schedule, placeholder<I>>)
+            return adjoint[slot<placeholder<I>>];
+        else
+            return R(0);
     }
 };
 

@@ -10,50 +10,49 @@
 
 namespace nabla {
 
-#define NABLA_UNSUPPORTED_ARGUMENT(function)                                                      \
-    static_assert(detail::always_false<Args...>,                                                  \
+#define NABLA_UNSUPPORTED_ARGUMENT(function)                                                       \
+    static_assert(detail::always_false<Args...>,                                                   \
                   "nabla::" #function ": every argument must be a nabla expression (placeholder, " \
                   "constant or expression) or a plain number; this type is neither.")
 
-#define NABLA_UNARY_FUNCTION(function, rule)                                                      \
-    template <Expression X>                                                                       \
-    constexpr auto function(const X& x) {                                                         \
-        return detail::combine([](auto g) { return detail::make_node<rules::rule>(g); }, x);      \
-    }                                                                                             \
-    template <Number X>                                                                           \
-    constexpr auto function(const X& x) {                                                         \
-        return rules::rule::value(x);                                                             \
-    }                                                                                             \
-    template <class... Args>                                                                      \
-        requires(sizeof...(Args) == 1 && !(Operand<Args> && ...))                                 \
-    constexpr void function(const Args&...) {                                                     \
-        NABLA_UNSUPPORTED_ARGUMENT(function);                                                     \
+#define NABLA_UNARY_FUNCTION(function, rule)                                                       \
+    template <Expression X>                                                                        \
+    constexpr auto function(const X& x) {                                                          \
+        return detail::combine([](auto g) { return detail::make_node<rules::rule>(g); }, x);       \
+    }                                                                                              \
+    template <Number X>                                                                            \
+    constexpr auto function(const X& x) {                                                          \
+        return rules::rule::value(x);                                                              \
+    }                                                                                              \
+    template <class... Args>                                                                       \
+    requires(sizeof...(Args) == 1 && !(Operand<Args> && ...)) constexpr void function(             \
+        const Args&...) {                                                                          \
+        NABLA_UNSUPPORTED_ARGUMENT(function);                                                      \
     }
 
-#define NABLA_BINARY_FUNCTION(function, build)                                                    \
-    template <Operand A, Operand B>                                                               \
-        requires(Expression<A> || Expression<B>)                                                  \
-    constexpr auto function(const A& a, const B& b) {                                             \
-        return detail::combine([](auto p, auto q) { return build(p, q); }, detail::wrap(a),       \
-                               detail::wrap(b));                                                  \
-    }                                                                                             \
-    template <class... Args>                                                                      \
-        requires(sizeof...(Args) == 2 && !(Operand<Args> && ...))                                 \
-    constexpr void function(const Args&...) {                                                     \
-        NABLA_UNSUPPORTED_ARGUMENT(function);                                                     \
+#define NABLA_BINARY_FUNCTION(function, build)                                                     \
+    template <Operand A, Operand B>                                                                \
+    requires(Expression<A> || Expression<B>) constexpr auto function(const A& a, const B& b) {     \
+        return detail::combine([](auto p, auto q) { return build(p, q); }, detail::wrap(a),        \
+                               detail::wrap(b));                                                   \
+    }                                                                                              \
+    template <class... Args>                                                                       \
+    requires(sizeof...(Args) == 2 && !(Operand<Args> && ...)) constexpr void function(             \
+        const Args&...) {                                                                          \
+        NABLA_UNSUPPORTED_ARGUMENT(function);                                                      \
     }
 
-#define NABLA_BINARY_RULE(function, rule)                                                         \
-    namespace detail {                                                                            \
-    template <class A, class B>                                                                   \
-    constexpr auto build_##function(A a, B b) {                                                   \
-        return make_node<rules::rule>(a, b);                                                      \
-    }                                                                                             \
-    }                                                                                             \
-    NABLA_BINARY_FUNCTION(function, detail::build_##function)                                     \
-    template <Number A, Number B>                                                                 \
-    constexpr auto function(const A& a, const B& b) {                                             \
-        return rules::rule::value(a, b);                                                          \
+#define NABLA_BINARY_RULE(function, rule)                                                          \
+    namespace detail {                                                                             \
+    template <class A, class B>                                                                    \
+    constexpr auto build_##function(A a, B b) {                                                    \
+        return make_node<rules::rule>(a, b);                                                       \
+    }                                                                                              \
+    }                                                                                              \
+    NABLA_BINARY_FUNCTION(function, detail::build_##function)                                      \
+    template <Number A, Number B>                                                                  \
+    constexpr auto function(const A& a, const B& b) {                                              \
+        return rules::rule::value(a, b);                                                           \
     }
 
 NABLA_UNARY_FUNCTION(exp, exp_rule)
@@ -106,16 +105,15 @@ NABLA_BINARY_FUNCTION(div_strong_zero, detail::divide_strong_zero)
 NABLA_BINARY_FUNCTION(pow, detail::power)
 
 template <Operand A, Operand B, Operand C>
-    requires(Expression<A> || Expression<B> || Expression<C>)
-constexpr auto fma(const A& a, const B& b, const C& c) {
+requires(Expression<A> || Expression<B> ||
+         Expression<C>) constexpr auto fma(const A& a, const B& b, const C& c) {
     return detail::combine(
         [](auto p, auto q, auto r) { return detail::make_node<rules::fma_rule>(p, q, r); },
         detail::wrap(a), detail::wrap(b), detail::wrap(c));
 }
 
 template <class... Args>
-    requires(sizeof...(Args) == 3 && !(Operand<Args> && ...))
-constexpr void fma(const Args&...) {
+requires(sizeof...(Args) == 3 && !(Operand<Args> && ...)) constexpr void fma(const Args&...) {
     NABLA_UNSUPPORTED_ARGUMENT(fma);
 }
 
@@ -138,8 +136,10 @@ constexpr auto polygamma(const N& n, const X& x) {
 
 template <Operand X>
 constexpr auto digamma(const X& x) {
-    if constexpr (Number<X>) return rules::digamma(x);
-    else return polygamma(literal<0>{}, x);
+    if constexpr (Number<X>)
+        return rules::digamma(x);
+    else
+        return polygamma(literal<0>{}, x);
 }
 
 #undef NABLA_UNARY_FUNCTION

@@ -26,7 +26,8 @@ struct schedule_of {
 
 template <class Rule, class... Ops>
 struct schedule_of<node<Rule, Ops...>> {
-    using type = concat<merge_all<typename schedule_of<Ops>::type...>, type_list<node<Rule, Ops...>>>;
+    using type =
+        concat<merge_all<typename schedule_of<Ops>::type...>, type_list<node<Rule, Ops...>>>;
 };
 
 // The distinct nodes of a graph type in topological order, root last.

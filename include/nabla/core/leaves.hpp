@@ -30,7 +30,8 @@ template <std::size_t N>
 constexpr auto variables() {
     return []<std::size_t... I>(std::index_sequence<I...>) {
         return std::tuple<placeholder<I>...>{};
-    }(std::make_index_sequence<N>{});
+    }
+    (std::make_index_sequence<N>{});
 }
 
 template <std::size_t K, bool Integral>

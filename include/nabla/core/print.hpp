@@ -1,6 +1,7 @@
 #pragma once
 // Text forms of an expression: nabla::to_string (infix, with the fewest parentheses that keep the
-// meaning) and nabla::to_dot (Graphviz text of the forward graph and of the reverse, adjoint graph).
+// meaning) and nabla::to_dot (Graphviz text of the forward graph and of the reverse, adjoint
+// graph).
 
 #include <array>
 #include <charconv>
@@ -71,8 +72,8 @@ printed print_node(node<Rule, Ops...>, const Constants& constants) {
         const printed right = print(right_type{}, constants);
         constexpr int p = Rule::precedence;
         // Subtraction and division do not associate: a - (b - c), a / (b * c) keep parentheses.
-        constexpr bool strict = std::is_same_v<Rule, rules::sub_rule> ||
-                                std::is_same_v<Rule, rules::div_rule>;
+        constexpr bool strict =
+            std::is_same_v<Rule, rules::sub_rule> || std::is_same_v<Rule, rules::div_rule>;
         const bool right_needs = right.precedence < p || (strict && right.precedence == p);
         return {join(parenthesised(left, left.precedence < p), Rule::symbol,
                      parenthesised(right, right_needs)),
@@ -96,8 +97,10 @@ printed print(G g, const Constants& constants) {
     if constexpr (is_placeholder_v<G>) {
         return {join("x", std::to_string(G::index)), atom_precedence};
     } else if constexpr (is_pooled_constant_v<G>) {
-        if constexpr (std::tuple_size_v<Constants> == 0) return {join("c", std::to_string(G::index)), atom_precedence};
-        else return number_piece(constants[G::index]);
+        if constexpr (std::tuple_size_v<Constants> == 0)
+            return {join("c", std::to_string(G::index)), atom_precedence};
+        else
+            return number_piece(constants[G::index]);
     } else if constexpr (is_literal_v<G>) {
         return number_piece(G::value);
     } else if constexpr (is_math_constant_v<G>) {
@@ -112,20 +115,27 @@ inline constexpr std::array<double, 0> no_constants{};
 
 template <class G>
 std::string dot_label(G g) {
-    if constexpr (is_node_v<G>) return G::rule::name;
-    else return print(g, no_constants).text;
+    if constexpr (is_node_v<G>)
+        return G::rule::name;
+    else
+        return print(g, no_constants).text;
 }
 
 template <class S, class... Ts, std::size_t... Is, class Constants>
-void dot_forward(std::string& out, type_list<Ts...>, std::index_sequence<Is...>,
+void dot_forward(std::string& out,
+                 type_list<Ts...>,
+                 std::index_sequence<Is...>,
                  const Constants& constants) {
     const auto one_node = [&]<class T>(std::size_t k, T t) {
         std::string label = dot_label(t);
-        if constexpr (is_pooled_constant_v<T>) label.append(" = ").append(number_text(constants[T::index]));
+        if constexpr (is_pooled_constant_v<T>)
+            label.append(" = ").append(number_text(constants[T::index]));
         out.append(join("    n", std::to_string(k), " [label=\"", label, "\"];\n"));
         if constexpr (is_node_v<T>) {
             [&]<class Rule, class... Ops>(node<Rule, Ops...>) {
-                (out.append(join("    n", std::to_string(index_of<S, Ops>), " -> n", std::to_string(k), ";\n")), ...);
+                (out.append(join("    n", std::to_string(index_of<S, Ops>), " -> n",
+                                 std::to_string(k), ";\n")),
+                 ...);
             }(t);
         }
     };
@@ -136,7 +146,8 @@ template <class S, class... Ts, std::size_t... Is>
 void dot_reverse(std::string& out, type_list<Ts...>, std::index_sequence<Is...>) {
     const auto one_node = [&]<class T>(std::size_t k, T t) {
         if constexpr (depends_on_any<T>) {
-            out.append(join("    a", std::to_string(k), " [label=\"adjoint of ", dot_label(t), "\"];\n"));
+            out.append(
+                join("    a", std::to_string(k), " [label=\"adjoint of ", dot_label(t), "\"];\n"));
         }
         if constexpr (is_node_v<T> && depends_on_any<T>) {
             [&]<class Rule, class... Ops>(node<Rule, Ops...> n) {
@@ -152,7 +163,8 @@ void dot_reverse(std::string& out, type_list<Ts...>, std::index_sequence<Is...>)
                 };
                 [&]<std::size_t... J>(std::index_sequence<J...>) {
                     (edge(std::integral_constant<std::size_t, J>{}), ...);
-                }(std::index_sequence_for<Ops...>{});
+                }
+                (std::index_sequence_for<Ops...>{});
             }(t);
         }
     };
@@ -164,8 +176,10 @@ void dot_reverse(std::string& out, type_list<Ts...>, std::index_sequence<Is...>)
 // Infix text of an expression: placeholders print as x0, x1, ..., run-time constants as numbers.
 template <Expression E>
 std::string to_string(const E& e) {
-    if constexpr (is_held_v<E>) return detail::print(detail::graph_t<E>{}, e.constants).text;
-    else return detail::print(e, detail::no_constants).text;
+    if constexpr (is_held_v<E>)
+        return detail::print(detail::graph_t<E>{}, e.constants).text;
+    else
+        return detail::print(e, detail::no_constants).text;
 }
 
 // Graphviz text with two clusters: the forward graph (each distinct node once; run-time constants

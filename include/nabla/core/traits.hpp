@@ -54,7 +54,8 @@ struct info<node<Rule, Ops...>> {
         std::max({std::size_t{0}, info<Ops>::placeholder_bound...});
     static constexpr bool depends_on_any = (info<Ops>::depends_on_any || ...);
     static constexpr bool has_constants = (info<Ops>::has_constants || ...);
-    static constexpr bool integer_valued = keeps_integers<Rule> && (info<Ops>::integer_valued && ...);
+    static constexpr bool integer_valued =
+        keeps_integers<Rule> && (info<Ops>::integer_valued && ...);
     template <std::size_t I>
     static constexpr bool depends_on = (info<Ops>::template depends_on<I> || ...);
 };

@@ -75,8 +75,8 @@ constexpr std::size_t index_from_base(const indexed<T, I>*) {
 
 // The position of T in a duplicate-free List.
 template <class List, class T>
-inline constexpr std::size_t index_of =
-    index_from_base<T>(static_cast<const index_map<List>*>(nullptr));
+inline constexpr std::size_t
+    index_of = index_from_base<T>(static_cast<const index_map<List>*>(nullptr));
 
 template <std::size_t I, class List>
 struct at_impl;

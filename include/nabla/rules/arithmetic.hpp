@@ -14,9 +14,13 @@ struct add_rule {
     static constexpr int precedence = 1;
     static constexpr std::size_t arity = 2;
     template <class A, class B>
-    static constexpr auto value(const A& a, const B& b) { return a + b; }
+    static constexpr auto value(const A& a, const B& b) {
+        return a + b;
+    }
     template <std::size_t I, class Y, class A, class B>
-    static constexpr auto partial(const Y&, const A&, const B&) { return one; }
+    static constexpr auto partial(const Y&, const A&, const B&) {
+        return one;
+    }
 };
 
 struct sub_rule {
@@ -25,11 +29,15 @@ struct sub_rule {
     static constexpr int precedence = 1;
     static constexpr std::size_t arity = 2;
     template <class A, class B>
-    static constexpr auto value(const A& a, const B& b) { return a - b; }
+    static constexpr auto value(const A& a, const B& b) {
+        return a - b;
+    }
     template <std::size_t I, class Y, class A, class B>
     static constexpr auto partial(const Y&, const A&, const B&) {
-        if constexpr (I == 0) return one;
-        else return minus_one;
+        if constexpr (I == 0)
+            return one;
+        else
+            return minus_one;
     }
 };
 
@@ -39,11 +47,15 @@ struct mul_rule {
     static constexpr int precedence = 2;
     static constexpr std::size_t arity = 2;
     template <class A, class B>
-    static constexpr auto value(const A& a, const B& b) { return a * b; }
+    static constexpr auto value(const A& a, const B& b) {
+        return a * b;
+    }
     template <std::size_t I, class Y, class A, class B>
     static constexpr auto partial(const Y&, const A& a, const B& b) {
-        if constexpr (I == 0) return b;
-        else return a;
+        if constexpr (I == 0)
+            return b;
+        else
+            return a;
     }
 };
 
@@ -53,14 +65,18 @@ struct div_rule {
     static constexpr int precedence = 2;
     static constexpr std::size_t arity = 2;
     template <class A, class B>
-    static constexpr auto value(const A& a, const B& b) { return a / b; }
+    static constexpr auto value(const A& a, const B& b) {
+        return a / b;
+    }
     // d(a/b)/da = 1/b and d(a/b)/db = -a/b^2, written as -y * (1/b): both partials share the one
     // reciprocal, which runs in parallel with the quotient instead of after it, and for 1/b the
     // reciprocal is the quotient itself, so the sweep needs no second division.
     template <std::size_t I, class Y, class A, class B>
     static constexpr auto partial(const Y& y, const A&, const B& b) {
-        if constexpr (I == 0) return one / b;
-        else return -(y * (one / b));
+        if constexpr (I == 0)
+            return one / b;
+        else
+            return -(y * (one / b));
     }
 };
 
@@ -70,9 +86,13 @@ struct neg_rule {
     static constexpr int precedence = 3;
     static constexpr std::size_t arity = 1;
     template <class A>
-    static constexpr auto value(const A& a) { return -a; }
+    static constexpr auto value(const A& a) {
+        return -a;
+    }
     template <std::size_t I, class Y, class A>
-    static constexpr auto partial(const Y&, const A&) { return minus_one; }
+    static constexpr auto partial(const Y&, const A&) {
+        return minus_one;
+    }
 };
 
 struct fma_rule {
@@ -85,9 +105,12 @@ struct fma_rule {
     }
     template <std::size_t I, class Y, class A, class B, class C>
     static constexpr auto partial(const Y&, const A& a, const B& b, const C&) {
-        if constexpr (I == 0) return b;
-        else if constexpr (I == 1) return a;
-        else return one;
+        if constexpr (I == 0)
+            return b;
+        else if constexpr (I == 1)
+            return a;
+        else
+            return one;
     }
 };
 
@@ -95,11 +118,15 @@ struct mul_strong_zero_rule {
     static constexpr const char* name = "mul_strong_zero";
     static constexpr std::size_t arity = 2;
     template <class A, class B>
-    static constexpr auto value(const A& a, const B& b) { return mul_strong_zero(a, b); }
+    static constexpr auto value(const A& a, const B& b) {
+        return mul_strong_zero(a, b);
+    }
     template <std::size_t I, class Y, class A, class B>
     static constexpr auto partial(const Y&, const A& a, const B& b) {
-        if constexpr (I == 0) return b;
-        else return a;
+        if constexpr (I == 0)
+            return b;
+        else
+            return a;
     }
 };
 
@@ -107,11 +134,15 @@ struct div_strong_zero_rule {
     static constexpr const char* name = "div_strong_zero";
     static constexpr std::size_t arity = 2;
     template <class A, class B>
-    static constexpr auto value(const A& a, const B& b) { return div_strong_zero(a, b); }
+    static constexpr auto value(const A& a, const B& b) {
+        return div_strong_zero(a, b);
+    }
     template <std::size_t I, class Y, class A, class B>
     static constexpr auto partial(const Y& y, const A&, const B& b) {
-        if constexpr (I == 0) return one / b;
-        else return -(y / b);
+        if constexpr (I == 0)
+            return one / b;
+        else
+            return -(y / b);
     }
 };
 

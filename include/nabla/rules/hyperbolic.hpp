@@ -11,18 +11,30 @@ struct sinh_rule {
     static constexpr const char* name = "sinh";
     static constexpr std::size_t arity = 1;
     template <class X>
-    static constexpr auto value(const X& x) { using std::sinh; return sinh(x); }
+    static constexpr auto value(const X& x) {
+        using std::sinh;
+        return sinh(x);
+    }
     template <std::size_t I, class Y, class X>
-    static constexpr auto partial(const Y&, const X& x) { using std::cosh; return cosh(x); }
+    static constexpr auto partial(const Y&, const X& x) {
+        using std::cosh;
+        return cosh(x);
+    }
 };
 
 struct cosh_rule {
     static constexpr const char* name = "cosh";
     static constexpr std::size_t arity = 1;
     template <class X>
-    static constexpr auto value(const X& x) { using std::cosh; return cosh(x); }
+    static constexpr auto value(const X& x) {
+        using std::cosh;
+        return cosh(x);
+    }
     template <std::size_t I, class Y, class X>
-    static constexpr auto partial(const Y&, const X& x) { using std::sinh; return sinh(x); }
+    static constexpr auto partial(const Y&, const X& x) {
+        using std::sinh;
+        return sinh(x);
+    }
 };
 
 // tanh' = 1/cosh^2 rather than 1 - tanh^2, which cancels to 0 for |x| > 19 where the true
@@ -31,7 +43,10 @@ struct tanh_rule {
     static constexpr const char* name = "tanh";
     static constexpr std::size_t arity = 1;
     template <class X>
-    static constexpr auto value(const X& x) { using std::tanh; return tanh(x); }
+    static constexpr auto value(const X& x) {
+        using std::tanh;
+        return tanh(x);
+    }
     template <std::size_t I, class Y, class X>
     static constexpr auto partial(const Y&, const X& x) {
         using std::cosh;
@@ -44,7 +59,10 @@ struct asinh_rule {
     static constexpr const char* name = "asinh";
     static constexpr std::size_t arity = 1;
     template <class X>
-    static constexpr auto value(const X& x) { using std::asinh; return asinh(x); }
+    static constexpr auto value(const X& x) {
+        using std::asinh;
+        return asinh(x);
+    }
     template <std::size_t I, class Y, class X>
     static constexpr auto partial(const Y&, const X& x) {
         using std::hypot;
@@ -57,7 +75,10 @@ struct acosh_rule {
     static constexpr const char* name = "acosh";
     static constexpr std::size_t arity = 1;
     template <class X>
-    static constexpr auto value(const X& x) { using std::acosh; return acosh(x); }
+    static constexpr auto value(const X& x) {
+        using std::acosh;
+        return acosh(x);
+    }
     template <std::size_t I, class Y, class X>
     static constexpr auto partial(const Y&, const X& x) {
         using std::sqrt;
@@ -69,9 +90,14 @@ struct atanh_rule {
     static constexpr const char* name = "atanh";
     static constexpr std::size_t arity = 1;
     template <class X>
-    static constexpr auto value(const X& x) { using std::atanh; return atanh(x); }
+    static constexpr auto value(const X& x) {
+        using std::atanh;
+        return atanh(x);
+    }
     template <std::size_t I, class Y, class X>
-    static constexpr auto partial(const Y&, const X& x) { return one / (one - x * x); }
+    static constexpr auto partial(const Y&, const X& x) {
+        return one / (one - x * x);
+    }
 };
 
 }  // namespace nabla::rules

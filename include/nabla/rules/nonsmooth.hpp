@@ -17,37 +17,52 @@ struct abs_rule {
     static constexpr const char* name = "abs";
     static constexpr std::size_t arity = 1;
     template <class X>
-    static constexpr auto value(const X& x) { using std::abs; return abs(x); }
+    static constexpr auto value(const X& x) {
+        using std::abs;
+        return abs(x);
+    }
     template <std::size_t I, class Y, class X>
-    static constexpr auto partial(const Y&, const X& x) { return sign(x); }
+    static constexpr auto partial(const Y&, const X& x) {
+        return sign(x);
+    }
 };
 
 // Value-only rules: piecewise constant, derivative 0.
 template <class Derived>
 struct piecewise_constant {
     template <std::size_t I, class Y, class... X>
-    static constexpr auto partial(const Y&, const X&...) { return zero; }
+    static constexpr auto partial(const Y&, const X&...) {
+        return zero;
+    }
 };
 
 struct sign_rule : piecewise_constant<sign_rule> {
     static constexpr const char* name = "sign";
     static constexpr std::size_t arity = 1;
     template <class X>
-    static constexpr auto value(const X& x) { return sign(x); }
+    static constexpr auto value(const X& x) {
+        return sign(x);
+    }
 };
 
 struct floor_rule : piecewise_constant<floor_rule> {
     static constexpr const char* name = "floor";
     static constexpr std::size_t arity = 1;
     template <class X>
-    static constexpr auto value(const X& x) { using std::floor; return floor(x); }
+    static constexpr auto value(const X& x) {
+        using std::floor;
+        return floor(x);
+    }
 };
 
 struct ceil_rule : piecewise_constant<ceil_rule> {
     static constexpr const char* name = "ceil";
     static constexpr std::size_t arity = 1;
     template <class X>
-    static constexpr auto value(const X& x) { using std::ceil; return ceil(x); }
+    static constexpr auto value(const X& x) {
+        using std::ceil;
+        return ceil(x);
+    }
 };
 
 // round: halfway cases away from zero, as std::round.
@@ -55,35 +70,47 @@ struct round_rule : piecewise_constant<round_rule> {
     static constexpr const char* name = "round";
     static constexpr std::size_t arity = 1;
     template <class X>
-    static constexpr auto value(const X& x) { using std::round; return round(x); }
+    static constexpr auto value(const X& x) {
+        using std::round;
+        return round(x);
+    }
 };
 
 struct trunc_rule : piecewise_constant<trunc_rule> {
     static constexpr const char* name = "trunc";
     static constexpr std::size_t arity = 1;
     template <class X>
-    static constexpr auto value(const X& x) { using std::trunc; return trunc(x); }
+    static constexpr auto value(const X& x) {
+        using std::trunc;
+        return trunc(x);
+    }
 };
 
 struct min_weight_rule : piecewise_constant<min_weight_rule> {
     static constexpr const char* name = "min_weight";
     static constexpr std::size_t arity = 2;
     template <class A, class B>
-    static constexpr auto value(const A& a, const B& b) { return min_weight(a, b); }
+    static constexpr auto value(const A& a, const B& b) {
+        return min_weight(a, b);
+    }
 };
 
 struct fmin_weight_rule : piecewise_constant<fmin_weight_rule> {
     static constexpr const char* name = "fmin_weight";
     static constexpr std::size_t arity = 2;
     template <class A, class B>
-    static constexpr auto value(const A& a, const B& b) { return fmin_weight(a, b); }
+    static constexpr auto value(const A& a, const B& b) {
+        return fmin_weight(a, b);
+    }
 };
 
 struct fmax_weight_rule : piecewise_constant<fmax_weight_rule> {
     static constexpr const char* name = "fmax_weight";
     static constexpr std::size_t arity = 2;
     template <class A, class B>
-    static constexpr auto value(const A& a, const B& b) { return fmax_weight(a, b); }
+    static constexpr auto value(const A& a, const B& b) {
+        return fmax_weight(a, b);
+    }
 };
 
 // min and max propagate NaN as IEEE arithmetic does (unlike std::min); fmin and fmax treat a NaN
@@ -93,13 +120,16 @@ struct min_rule {
     static constexpr std::size_t arity = 2;
     template <class A, class B>
     static constexpr auto value(const A& a, const B& b) {
-        if (a != a || b != b) return a + b;
+        if (a != a || b != b)
+            return a + b;
         return b < a ? b : a;
     }
     template <std::size_t I, class Y, class A, class B>
     static constexpr auto partial(const Y&, const A& a, const B& b) {
-        if constexpr (I == 0) return min_weight(a, b);
-        else return min_weight(b, a);
+        if constexpr (I == 0)
+            return min_weight(a, b);
+        else
+            return min_weight(b, a);
     }
 };
 
@@ -108,13 +138,16 @@ struct max_rule {
     static constexpr std::size_t arity = 2;
     template <class A, class B>
     static constexpr auto value(const A& a, const B& b) {
-        if (a != a || b != b) return a + b;
+        if (a != a || b != b)
+            return a + b;
         return a < b ? b : a;
     }
     template <std::size_t I, class Y, class A, class B>
     static constexpr auto partial(const Y&, const A& a, const B& b) {
-        if constexpr (I == 0) return min_weight(b, a);
-        else return min_weight(a, b);
+        if constexpr (I == 0)
+            return min_weight(b, a);
+        else
+            return min_weight(a, b);
     }
 };
 
@@ -122,11 +155,16 @@ struct fmin_rule {
     static constexpr const char* name = "fmin";
     static constexpr std::size_t arity = 2;
     template <class A, class B>
-    static constexpr auto value(const A& a, const B& b) { using std::fmin; return fmin(a, b); }
+    static constexpr auto value(const A& a, const B& b) {
+        using std::fmin;
+        return fmin(a, b);
+    }
     template <std::size_t I, class Y, class A, class B>
     static constexpr auto partial(const Y&, const A& a, const B& b) {
-        if constexpr (I == 0) return fmin_weight(a, b);
-        else return fmin_weight(b, a);
+        if constexpr (I == 0)
+            return fmin_weight(a, b);
+        else
+            return fmin_weight(b, a);
     }
 };
 
@@ -134,11 +172,16 @@ struct fmax_rule {
     static constexpr const char* name = "fmax";
     static constexpr std::size_t arity = 2;
     template <class A, class B>
-    static constexpr auto value(const A& a, const B& b) { using std::fmax; return fmax(a, b); }
+    static constexpr auto value(const A& a, const B& b) {
+        using std::fmax;
+        return fmax(a, b);
+    }
     template <std::size_t I, class Y, class A, class B>
     static constexpr auto partial(const Y&, const A& a, const B& b) {
-        if constexpr (I == 0) return fmax_weight(a, b);
-        else return fmax_weight(b, a);
+        if constexpr (I == 0)
+            return fmax_weight(a, b);
+        else
+            return fmax_weight(b, a);
     }
 };
 

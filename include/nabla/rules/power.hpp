@@ -13,9 +13,14 @@ struct sqrt_rule {
     static constexpr const char* name = "sqrt";
     static constexpr std::size_t arity = 1;
     template <class X>
-    static constexpr auto value(const X& x) { using std::sqrt; return sqrt(x); }
+    static constexpr auto value(const X& x) {
+        using std::sqrt;
+        return sqrt(x);
+    }
     template <std::size_t I, class Y, class X>
-    static constexpr auto partial(const Y& y, const X&) { return one / (two * y); }
+    static constexpr auto partial(const Y& y, const X&) {
+        return one / (two * y);
+    }
 };
 
 // The real cube root, defined for negative x too; cbrt'(0) = +inf.
@@ -23,9 +28,14 @@ struct cbrt_rule {
     static constexpr const char* name = "cbrt";
     static constexpr std::size_t arity = 1;
     template <class X>
-    static constexpr auto value(const X& x) { using std::cbrt; return cbrt(x); }
+    static constexpr auto value(const X& x) {
+        using std::cbrt;
+        return cbrt(x);
+    }
     template <std::size_t I, class Y, class X>
-    static constexpr auto partial(const Y& y, const X&) { return one / (three * (y * y)); }
+    static constexpr auto partial(const Y& y, const X&) {
+        return one / (three * (y * y));
+    }
 };
 
 // pow(a, b) = a^b for a real exponent. Conventions at a == 0, carried by the strong-zero product:
@@ -36,13 +46,18 @@ struct pow_rule {
     static constexpr const char* name = "pow";
     static constexpr std::size_t arity = 2;
     template <class A, class B>
-    static constexpr auto value(const A& a, const B& b) { using std::pow; return pow(a, b); }
+    static constexpr auto value(const A& a, const B& b) {
+        using std::pow;
+        return pow(a, b);
+    }
     template <std::size_t I, class Y, class A, class B>
     static constexpr auto partial(const Y& y, const A& a, const B& b) {
         using std::log;
         using std::pow;
-        if constexpr (I == 0) return mul_strong_zero(b, pow(a, b - one));
-        else return mul_strong_zero(y, log(a));
+        if constexpr (I == 0)
+            return mul_strong_zero(b, pow(a, b - one));
+        else
+            return mul_strong_zero(y, log(a));
     }
 };
 
@@ -52,7 +67,10 @@ struct powi_rule {
     static constexpr const char* name = "pow";
     static constexpr std::size_t arity = 2;
     template <class A, class N>
-    static constexpr auto value(const A& a, const N& n) { using std::pow; return pow(a, n); }
+    static constexpr auto value(const A& a, const N& n) {
+        using std::pow;
+        return pow(a, n);
+    }
     template <std::size_t I, class Y, class A, class N>
     static constexpr auto partial(const Y&, const A& a, const N& n) {
         static_assert(I == 0, "nabla: the exponent of pow(x, n) is an integer constant and has no "
@@ -68,11 +86,16 @@ struct hypot_rule {
     static constexpr const char* name = "hypot";
     static constexpr std::size_t arity = 2;
     template <class A, class B>
-    static constexpr auto value(const A& a, const B& b) { using std::hypot; return hypot(a, b); }
+    static constexpr auto value(const A& a, const B& b) {
+        using std::hypot;
+        return hypot(a, b);
+    }
     template <std::size_t I, class Y, class A, class B>
     static constexpr auto partial(const Y& y, const A& a, const B& b) {
-        if constexpr (I == 0) return div_strong_zero(a, y);
-        else return div_strong_zero(b, y);
+        if constexpr (I == 0)
+            return div_strong_zero(a, y);
+        else
+            return div_strong_zero(b, y);
     }
 };
 

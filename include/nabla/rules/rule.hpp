@@ -41,16 +41,21 @@ inline constexpr literal<-1> minus_one{};
 // number (std::hypot(x, 1.0)), the exact constant itself when x is an expression.
 template <class X, CompileTimeConstant C>
 constexpr auto like(const X&, C c) {
-    if constexpr (Number<X>) return as<X>(c);
-    else return c;
+    if constexpr (Number<X>)
+        return as<X>(c);
+    else
+        return c;
 }
 
 // sign(x): -1, 0 or +1; sign(0) = 0 (so abs'(0) = 0), NaN for NaN.
 template <Number T>
 NABLA_HOST_DEVICE constexpr T sign(const T& x) {
-    if (x > T(0)) return T(1);
-    if (x < T(0)) return T(-1);
-    if (x == T(0)) return T(0);
+    if (x > T(0))
+        return T(1);
+    if (x < T(0))
+        return T(-1);
+    if (x == T(0))
+        return T(0);
     return x;
 }
 
@@ -74,9 +79,12 @@ NABLA_HOST_DEVICE constexpr std::common_type_t<A, B> div_strong_zero(const A& a,
 template <Number A, Number B>
 NABLA_HOST_DEVICE constexpr std::common_type_t<A, B> min_weight(const A& a, const B& b) {
     using T = std::common_type_t<A, B>;
-    if (a < b) return T(1);
-    if (b < a) return T(0);
-    if (a == b) return T(0.5);
+    if (a < b)
+        return T(1);
+    if (b < a)
+        return T(0);
+    if (a == b)
+        return T(0.5);
     return std::numeric_limits<T>::quiet_NaN();
 }
 
@@ -87,9 +95,12 @@ NABLA_HOST_DEVICE constexpr std::common_type_t<A, B> fmin_weight(const A& a, con
     using T = std::common_type_t<A, B>;
     const bool a_nan = a != a;
     const bool b_nan = b != b;
-    if (a_nan && b_nan) return std::numeric_limits<T>::quiet_NaN();
-    if (b_nan) return T(1);
-    if (a_nan) return T(0);
+    if (a_nan && b_nan)
+        return std::numeric_limits<T>::quiet_NaN();
+    if (b_nan)
+        return T(1);
+    if (a_nan)
+        return T(0);
     return min_weight(a, b);
 }
 
@@ -99,9 +110,12 @@ NABLA_HOST_DEVICE constexpr std::common_type_t<A, B> fmax_weight(const A& a, con
     using T = std::common_type_t<A, B>;
     const bool a_nan = a != a;
     const bool b_nan = b != b;
-    if (a_nan && b_nan) return std::numeric_limits<T>::quiet_NaN();
-    if (b_nan) return T(1);
-    if (a_nan) return T(0);
+    if (a_nan && b_nan)
+        return std::numeric_limits<T>::quiet_NaN();
+    if (b_nan)
+        return T(1);
+    if (a_nan)
+        return T(0);
     return min_weight(b, a);
 }
 

@@ -17,7 +17,8 @@ namespace detail {
 template <class T>
 constexpr T factorial(int n) {
     T f = T(1);
-    for (int k = 2; k <= n; ++k) f *= T(k);
+    for (int k = 2; k <= n; ++k)
+        f *= T(k);
     return f;
 }
 
@@ -38,14 +39,16 @@ T cot_derivative(int n, T x) {
             next[j - 1] += dj;
             next[j + 1] += dj;
         }
-        for (auto& coefficient : next) coefficient *= -std::numbers::pi_v<T>;
+        for (auto& coefficient : next)
+            coefficient *= -std::numbers::pi_v<T>;
         p = next;
     }
     // Reduce the argument to [-1/2, 1/2] so that cot(pi x) keeps its accuracy for large |x|.
     const T r = x - std::round(x);
     const T c = T(1) / std::tan(std::numbers::pi_v<T> * r);
     T sum = T(0);
-    for (int j = n + 1; j >= 0; --j) sum = sum * c + p[j];
+    for (int j = n + 1; j >= 0; --j)
+        sum = sum * c + p[j];
     return sum;
 }
 
@@ -55,9 +58,9 @@ T cot_derivative(int n, T x) {
 template <class T>
 T polygamma_asymptotic(int n, T x) {
     constexpr std::array<double, 12> bernoulli = {
-        1.0 / 6,       -1.0 / 30,          1.0 / 42,      -1.0 / 30,
-        5.0 / 66,      -691.0 / 2730,      7.0 / 6,       -3617.0 / 510,
-        43867.0 / 798, -174611.0 / 330,    854513.0 / 138, -236364091.0 / 2730};
+        1.0 / 6,       -1.0 / 30,       1.0 / 42,       -1.0 / 30,
+        5.0 / 66,      -691.0 / 2730,   7.0 / 6,        -3617.0 / 510,
+        43867.0 / 798, -174611.0 / 330, 854513.0 / 138, -236364091.0 / 2730};
     const T inv_x = T(1) / x;
     const T inv_x2 = inv_x * inv_x;
     if (n == 0) {
@@ -112,9 +115,12 @@ auto polygamma(const N& order, const X& x_in) {
     const int n = static_cast<int>(order);
     constexpr T nan = std::numeric_limits<T>::quiet_NaN();
     constexpr T inf = std::numeric_limits<T>::infinity();
-    if (static_cast<T>(order) != T(n) || n < 0 || n > 62 || x != x) return nan;
-    if (x <= T(0) && x == std::floor(x)) return n % 2 == 1 ? inf : nan;
-    if (x == inf) return n == 0 ? inf : T(0);
+    if (static_cast<T>(order) != T(n) || n < 0 || n > 62 || x != x)
+        return nan;
+    if (x <= T(0) && x == std::floor(x))
+        return n % 2 == 1 ? inf : nan;
+    if (x == inf)
+        return n == 0 ? inf : T(0);
     if (x < T(0)) {
         const T reflected = detail::polygamma_positive(n, T(1) - x);
         return (n % 2 == 0 ? reflected : -reflected) - detail::cot_derivative(n, x);
@@ -131,7 +137,10 @@ struct erf_rule {
     static constexpr const char* name = "erf";
     static constexpr std::size_t arity = 1;
     template <class X>
-    static constexpr auto value(const X& x) { using std::erf; return erf(x); }
+    static constexpr auto value(const X& x) {
+        using std::erf;
+        return erf(x);
+    }
     template <std::size_t I, class Y, class X>
     static constexpr auto partial(const Y&, const X& x) {
         using std::exp;
@@ -143,7 +152,10 @@ struct erfc_rule {
     static constexpr const char* name = "erfc";
     static constexpr std::size_t arity = 1;
     template <class X>
-    static constexpr auto value(const X& x) { using std::erfc; return erfc(x); }
+    static constexpr auto value(const X& x) {
+        using std::erfc;
+        return erfc(x);
+    }
     template <std::size_t I, class Y, class X>
     static constexpr auto partial(const Y&, const X& x) {
         using std::exp;
@@ -156,7 +168,9 @@ struct polygamma_rule {
     static constexpr const char* name = "polygamma";
     static constexpr std::size_t arity = 2;
     template <class N, class X>
-    static constexpr auto value(const N& n, const X& x) { return polygamma(n, x); }
+    static constexpr auto value(const N& n, const X& x) {
+        return polygamma(n, x);
+    }
     template <std::size_t I, class Y, class N, class X>
     static constexpr auto partial(const Y&, const N& n, const X& x) {
         static_assert(I == 1, "nabla: the order of polygamma(n, x) is an integer constant and has "
@@ -170,9 +184,14 @@ struct tgamma_rule {
     static constexpr const char* name = "tgamma";
     static constexpr std::size_t arity = 1;
     template <class X>
-    static constexpr auto value(const X& x) { using std::tgamma; return tgamma(x); }
+    static constexpr auto value(const X& x) {
+        using std::tgamma;
+        return tgamma(x);
+    }
     template <std::size_t I, class Y, class X>
-    static constexpr auto partial(const Y& y, const X& x) { return y * polygamma(like(x, zero), x); }
+    static constexpr auto partial(const Y& y, const X& x) {
+        return y * polygamma(like(x, zero), x);
+    }
 };
 
 // lgamma(x) = log|Gamma(x)|, also for negative non-integer x; lgamma' = digamma.
@@ -180,9 +199,14 @@ struct lgamma_rule {
     static constexpr const char* name = "lgamma";
     static constexpr std::size_t arity = 1;
     template <class X>
-    static constexpr auto value(const X& x) { using std::lgamma; return lgamma(x); }
+    static constexpr auto value(const X& x) {
+        using std::lgamma;
+        return lgamma(x);
+    }
     template <std::size_t I, class Y, class X>
-    static constexpr auto partial(const Y&, const X& x) { return polygamma(like(x, zero), x); }
+    static constexpr auto partial(const Y&, const X& x) {
+        return polygamma(like(x, zero), x);
+    }
 };
 
 }  // namespace nabla::rules
