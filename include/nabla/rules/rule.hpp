@@ -104,19 +104,11 @@ NABLA_HOST_DEVICE constexpr std::common_type_t<A, B> fmin_weight(const A& a, con
     return min_weight(a, b);
 }
 
-// The share of fmax(a, b)'s derivative that goes to a (NaN counts as missing).
+// The share of fmax(a, b)'s derivative that goes to a (NaN counts as missing): fmax(a, b) is
+// -fmin(-a, -b), and negation keeps NaN a NaN.
 template <Number A, Number B>
 NABLA_HOST_DEVICE constexpr std::common_type_t<A, B> fmax_weight(const A& a, const B& b) {
-    using T = std::common_type_t<A, B>;
-    const bool a_nan = a != a;
-    const bool b_nan = b != b;
-    if (a_nan && b_nan)
-        return std::numeric_limits<T>::quiet_NaN();
-    if (b_nan)
-        return T(1);
-    if (a_nan)
-        return T(0);
-    return min_weight(b, a);
+    return fmin_weight(-a, -b);
 }
 
 }  // namespace nabla::rules
