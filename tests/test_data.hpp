@@ -2,6 +2,7 @@
 // Reading the committed reference data (tests/data/*.txt) and comparing against it.
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -62,6 +63,55 @@ inline bool close(double computed, double expected, double tolerance) {
     if (expected == 0.0)
         return std::abs(computed) <= tolerance;
     return std::abs(computed - expected) <= tolerance * std::abs(expected);
+}
+
+// One row of tests/data/rules.txt: a function at a point, with its value, gradient, Hessian
+// (upper triangle) and tolerances, from mpmath.
+struct row {
+    std::string name;
+    std::vector<double> parameters;
+    std::vector<double> point;
+    double value;
+    std::vector<double> gradient;
+    std::vector<double> hessian_upper;
+    double tolerance_value, tolerance_gradient, tolerance_hessian;
+    std::string text;
+};
+
+inline std::vector<row> read_rows() {
+    std::vector<row> rows;
+    for (const auto& line : nabla_test::data_lines("rules.txt")) {
+        std::istringstream in(line);
+        row r;
+        r.text = line;
+        std::size_t count = 0;
+        const auto number = [&] {
+            std::string field;
+            in >> field;
+            return std::strtod(field.c_str(), nullptr);
+        };
+        in >> r.name >> count;
+        for (std::size_t i = 0; i < count; ++i)
+            r.parameters.push_back(number());
+        in >> count;
+        for (std::size_t i = 0; i < count; ++i)
+            r.point.push_back(number());
+        r.value = number();
+        for (std::size_t i = 0; i < count; ++i)
+            r.gradient.push_back(number());
+        for (std::size_t i = 0; i < count * (count + 1) / 2; ++i)
+            r.hessian_upper.push_back(number());
+        r.tolerance_value = number();
+        r.tolerance_gradient = number();
+        r.tolerance_hessian = number();
+        rows.push_back(r);
+    }
+    return rows;
+}
+
+inline const std::vector<row>& rows() {
+    static const std::vector<row> all = read_rows();
+    return all;
 }
 
 }  // namespace nabla_test

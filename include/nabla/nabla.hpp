@@ -8,6 +8,7 @@
 //   auto [value, gradient] = nabla::value_and_grad(f, 2.0, 5.0);
 
 #include "api/grad.hpp"
+#include "forward/dual.hpp"
 #include "concepts.hpp"
 #include "config.hpp"
 #include "core/build.hpp"

@@ -17,55 +17,12 @@
 #include <vector>
 
 #include "../test_data.hpp"
+#include "function_table.hpp"
 
 namespace {
 
-struct row {
-    std::string name;
-    std::vector<double> parameters;
-    std::vector<double> point;
-    double value;
-    std::vector<double> gradient;
-    std::vector<double> hessian_upper;
-    double tolerance_value, tolerance_gradient, tolerance_hessian;
-    std::string text;
-};
-
-std::vector<row> read_rows() {
-    std::vector<row> rows;
-    for (const auto& line : nabla_test::data_lines("rules.txt")) {
-        std::istringstream in(line);
-        row r;
-        r.text = line;
-        std::size_t count = 0;
-        const auto number = [&] {
-            std::string field;
-            in >> field;
-            return std::strtod(field.c_str(), nullptr);
-        };
-        in >> r.name >> count;
-        for (std::size_t i = 0; i < count; ++i)
-            r.parameters.push_back(number());
-        in >> count;
-        for (std::size_t i = 0; i < count; ++i)
-            r.point.push_back(number());
-        r.value = number();
-        for (std::size_t i = 0; i < count; ++i)
-            r.gradient.push_back(number());
-        for (std::size_t i = 0; i < count * (count + 1) / 2; ++i)
-            r.hessian_upper.push_back(number());
-        r.tolerance_value = number();
-        r.tolerance_gradient = number();
-        r.tolerance_hessian = number();
-        rows.push_back(r);
-    }
-    return rows;
-}
-
-const std::vector<row>& rows() {
-    static const std::vector<row> all = read_rows();
-    return all;
-}
+using nabla_test::row;
+using nabla_test::rows;
 
 // Rows whose second derivative is a small normal number that the quotient rule cannot reach: it
 // forms 1/b^2 for a denominator b beyond 1e154, which underflows to 0 (docs/conventions.md,
@@ -160,80 +117,9 @@ void check_function(const std::string& name, Build build) {
     CHECK(checked >= 5);
 }
 
-#define UNARY(fn) check_function<1>(#fn, [](const auto&, auto x, auto, auto) { return fn(x); })
-#define BINARY(fn)                                                                                 \
-    check_function<2>(#fn, [](const auto&, auto a, auto b, auto) { return fn(a, b); })
-
 }  // namespace
 
-TEST_CASE("arithmetic rules match mpmath", "[rules]") {
-    check_function<1>("neg", [](const auto&, auto x, auto, auto) { return -x; });
-    check_function<2>("add", [](const auto&, auto a, auto b, auto) { return a + b; });
-    check_function<2>("sub", [](const auto&, auto a, auto b, auto) { return a - b; });
-    check_function<2>("mul", [](const auto&, auto a, auto b, auto) { return a * b; });
-    check_function<2>("div", [](const auto&, auto a, auto b, auto) { return a / b; });
-    check_function<3>("fma", [](const auto&, auto a, auto b, auto c) { return fma(a, b, c); });
-}
-
-TEST_CASE("exponential and logarithm rules match mpmath", "[rules]") {
-    UNARY(exp);
-    UNARY(exp2);
-    UNARY(expm1);
-    UNARY(log);
-    UNARY(log2);
-    UNARY(log10);
-    UNARY(log1p);
-}
-
-TEST_CASE("power rules match mpmath", "[rules]") {
-    UNARY(sqrt);
-    UNARY(cbrt);
-    BINARY(pow);
-    BINARY(hypot);
-    check_function<1>("pow_double", [](const auto& p, auto x, auto, auto) { return pow(x, p[0]); });
-    check_function<1>("pow_int", [](const auto& p, auto x, auto, auto) {
-        return pow(x, static_cast<int>(p[0]));
-    });
-}
-
-TEST_CASE("trigonometric rules match mpmath", "[rules]") {
-    UNARY(sin);
-    UNARY(cos);
-    UNARY(tan);
-    UNARY(asin);
-    UNARY(acos);
-    UNARY(atan);
-    BINARY(atan2);
-}
-
-TEST_CASE("hyperbolic rules match mpmath", "[rules]") {
-    UNARY(sinh);
-    UNARY(cosh);
-    UNARY(tanh);
-    UNARY(asinh);
-    UNARY(acosh);
-    UNARY(atanh);
-}
-
-TEST_CASE("special function rules match mpmath", "[rules]") {
-    UNARY(erf);
-    UNARY(erfc);
-    UNARY(tgamma);
-    UNARY(lgamma);
-    UNARY(digamma);
-    check_function<1>("polygamma", [](const auto& p, auto x, auto, auto) {
-        return polygamma(static_cast<int>(p[0]), x);
-    });
-}
-
-TEST_CASE("non-smooth rules match mpmath away from their kinks", "[rules]") {
-    UNARY(abs);
-    UNARY(floor);
-    UNARY(ceil);
-    UNARY(round);
-    UNARY(trunc);
-    BINARY(min);
-    BINARY(max);
-    BINARY(fmin);
-    BINARY(fmax);
+TEST_CASE("every rule matches mpmath through static graphs", "[rules]") {
+    nabla_test::for_each_rule_function(
+        []<std::size_t N>(const std::string& name, auto build) { check_function<N>(name, build); });
 }

@@ -1,0 +1,354 @@
+#pragma once
+// nabla::dual<T, N>: a number with N tangent directions, for forward mode.
+//
+// One evaluation of a function on duals gives its value and N directional derivatives. Every
+// operation comes from the rule table: the value is Rule::value, and each tangent is the rule's
+// partials times the operands' tangents, so a dual number knows no calculus of its own. Duals
+// nest (dual<dual<double, N>, M> carries second derivatives) because the rules are generic over
+// the scalar type, and they are plain numbers to the rest of nabla: a static expression can be
+// evaluated on them.
+//
+// Works with the standard idioms: `using std::sin; sin(x)` finds nabla's overloads by
+// argument-dependent lookup; comparisons compare values; mixed arithmetic with double, float and
+// int; std::numeric_limits and std::common_type are specialised; isfinite/isnan/isinf are found by
+// argument-dependent lookup like the math functions.
+
+#include <array>
+#include <cmath>
+#include <compare>
+#include <cstddef>
+#include <limits>
+#include <ostream>
+#include <type_traits>
+
+#include "../concepts.hpp"
+#include "../core/evaluate.hpp"
+#include "../core/functions.hpp"
+#include "../rules.hpp"
+
+namespace nabla {
+
+template <class T, std::size_t N>
+struct dual {
+    static_assert(N > 0, "nabla::dual<T, N>: N, the number of tangent directions, must be positive");
+
+    using value_type = T;
+    static constexpr std::size_t size = N;
+
+    T value{};
+    std::array<T, N> tangent{};
+
+    constexpr dual() = default;
+    // A constant: its tangents are zero. Implicit, so that mixed arithmetic with plain numbers and
+    // generic code such as `T s = 0;` just work.
+    template <class U>
+        requires(std::is_convertible_v<U, T> && !std::is_same_v<std::remove_cvref_t<U>, dual>)
+    constexpr dual(const U& v) : value(static_cast<T>(v)) {}
+    constexpr dual(const T& v, const std::array<T, N>& t) : value(v), tangent(t) {}
+
+    // An explicit conversion to a plain number drops the tangents.
+    template <class U>
+        requires std::is_arithmetic_v<U>
+    constexpr explicit operator U() const {
+        return static_cast<U>(value);
+    }
+
+    constexpr dual& operator+=(const dual& other) { return *this = *this + other; }
+    constexpr dual& operator-=(const dual& other) { return *this = *this - other; }
+    constexpr dual& operator*=(const dual& other) { return *this = *this * other; }
+    constexpr dual& operator/=(const dual& other) { return *this = *this / other; }
+};
+
+template <class T, std::size_t N>
+inline constexpr bool is_number_v<dual<T, N>> = true;
+
+template <class T>
+inline constexpr bool is_dual_v = false;
+template <class T, std::size_t N>
+inline constexpr bool is_dual_v<dual<T, N>> = true;
+
+// The plain value underneath any nesting of duals.
+template <class T>
+constexpr auto primal(const T& x) {
+    if constexpr (is_dual_v<T>) return primal(x.value);
+    else return x;
+}
+
+namespace detail {
+
+template <class T>
+struct primal_type {
+    using type = T;
+};
+template <class T, std::size_t N>
+struct primal_type<dual<T, N>> {
+    using type = typename primal_type<T>::type;
+};
+
+// A plain-number operand of a dual operation, as the innermost number type: a constant stays a
+// plain number at every level of nesting, so no rule ever computes a partial with respect to it
+// (log of a negative base in pow(x, 2.0) would otherwise turn 0 * NaN into a NaN tangent).
+template <class T, class U>
+constexpr auto as_constant(const U& u) {
+    return static_cast<typename primal_type<T>::type>(u);
+}
+
+template <class Rule, class T, std::size_t N>
+constexpr dual<T, N> apply_unary(const dual<T, N>& x) {
+    const T y = Rule::value(x.value);
+    const T p = to_number<T>(Rule::template partial<0>(y, x.value));
+    dual<T, N> r(y);
+    for (std::size_t i = 0; i < N; ++i) r.tangent[i] = p * x.tangent[i];
+    return r;
+}
+
+template <class Rule, class T, std::size_t N>
+constexpr dual<T, N> apply_binary(const dual<T, N>& a, const dual<T, N>& b) {
+    const T y = Rule::value(a.value, b.value);
+    const T pa = to_number<T>(Rule::template partial<0>(y, a.value, b.value));
+    const T pb = to_number<T>(Rule::template partial<1>(y, a.value, b.value));
+    dual<T, N> r(y);
+    for (std::size_t i = 0; i < N; ++i) r.tangent[i] = pa * a.tangent[i] + pb * b.tangent[i];
+    return r;
+}
+
+// A plain number operand is a constant: only the dual operand's partial is needed.
+template <class Rule, class T, std::size_t N, class U>
+constexpr dual<T, N> apply_left(const dual<T, N>& a, const U& b) {
+    const T y = Rule::value(a.value, b);
+    const T pa = to_number<T>(Rule::template partial<0>(y, a.value, b));
+    dual<T, N> r(y);
+    for (std::size_t i = 0; i < N; ++i) r.tangent[i] = pa * a.tangent[i];
+    return r;
+}
+
+template <class Rule, class T, std::size_t N, class U>
+constexpr dual<T, N> apply_right(const U& a, const dual<T, N>& b) {
+    const T y = Rule::value(a, b.value);
+    const T pb = to_number<T>(Rule::template partial<1>(y, a, b.value));
+    dual<T, N> r(y);
+    for (std::size_t i = 0; i < N; ++i) r.tangent[i] = pb * b.tangent[i];
+    return r;
+}
+
+template <class Rule, class T, std::size_t N>
+constexpr dual<T, N> apply_ternary(const dual<T, N>& a, const dual<T, N>& b, const dual<T, N>& c) {
+    const T y = Rule::value(a.value, b.value, c.value);
+    const T pa = to_number<T>(Rule::template partial<0>(y, a.value, b.value, c.value));
+    const T pb = to_number<T>(Rule::template partial<1>(y, a.value, b.value, c.value));
+    const T pc = to_number<T>(Rule::template partial<2>(y, a.value, b.value, c.value));
+    dual<T, N> r(y);
+    for (std::size_t i = 0; i < N; ++i)
+        r.tangent[i] = pa * a.tangent[i] + pb * b.tangent[i] + pc * c.tangent[i];
+    return r;
+}
+
+// A plain number (not a dual, not an expression) that mixes with dual<T, N>.
+template <class U, class T>
+concept ConstantFor = Number<U> && !is_dual_v<std::remove_cvref_t<U>> &&
+                      std::is_convertible_v<U, T> && !Expression<U>;
+
+}  // namespace detail
+
+// Arithmetic.
+#define NABLA_DUAL_OPERATOR(op, rule)                                                              \
+    template <class T, std::size_t N>                                                              \
+    constexpr dual<T, N> operator op(const dual<T, N>& a, const dual<T, N>& b) {                   \
+        return detail::apply_binary<rules::rule>(a, b);                                            \
+    }                                                                                              \
+    template <class T, std::size_t N, detail::ConstantFor<T> U>                                    \
+    constexpr dual<T, N> operator op(const dual<T, N>& a, const U& b) {                            \
+        return detail::apply_left<rules::rule>(a, detail::as_constant<T>(b));                              \
+    }                                                                                              \
+    template <class T, std::size_t N, detail::ConstantFor<T> U>                                    \
+    constexpr dual<T, N> operator op(const U& a, const dual<T, N>& b) {                            \
+        return detail::apply_right<rules::rule>(detail::as_constant<T>(a), b);                             \
+    }
+
+NABLA_DUAL_OPERATOR(+, add_rule)
+NABLA_DUAL_OPERATOR(-, sub_rule)
+NABLA_DUAL_OPERATOR(*, mul_rule)
+NABLA_DUAL_OPERATOR(/, div_rule)
+#undef NABLA_DUAL_OPERATOR
+
+template <class T, std::size_t N>
+constexpr dual<T, N> operator-(const dual<T, N>& a) {
+    return detail::apply_unary<rules::neg_rule>(a);
+}
+
+template <class T, std::size_t N>
+constexpr dual<T, N> operator+(const dual<T, N>& a) {
+    return a;
+}
+
+// Comparisons compare values, so code that branches on values (if (x > 0)) works on duals.
+template <class T, std::size_t N>
+constexpr bool operator==(const dual<T, N>& a, const dual<T, N>& b) {
+    return a.value == b.value;
+}
+template <class T, std::size_t N, detail::ConstantFor<T> U>
+constexpr bool operator==(const dual<T, N>& a, const U& b) {
+    return a.value == static_cast<T>(b);
+}
+template <class T, std::size_t N>
+constexpr auto operator<=>(const dual<T, N>& a, const dual<T, N>& b) {
+    return a.value <=> b.value;
+}
+template <class T, std::size_t N, detail::ConstantFor<T> U>
+constexpr auto operator<=>(const dual<T, N>& a, const U& b) {
+    return a.value <=> static_cast<T>(b);
+}
+
+// The functions of the rule table.
+#define NABLA_DUAL_UNARY(function, rule)                                                           \
+    template <class T, std::size_t N>                                                              \
+    constexpr dual<T, N> function(const dual<T, N>& x) {                                           \
+        return detail::apply_unary<rules::rule>(x);                                                \
+    }
+
+#define NABLA_DUAL_BINARY(function, rule)                                                          \
+    template <class T, std::size_t N>                                                              \
+    constexpr dual<T, N> function(const dual<T, N>& a, const dual<T, N>& b) {                      \
+        return detail::apply_binary<rules::rule>(a, b);                                            \
+    }                                                                                              \
+    template <class T, std::size_t N, detail::ConstantFor<T> U>                                    \
+    constexpr dual<T, N> function(const dual<T, N>& a, const U& b) {                               \
+        return detail::apply_left<rules::rule>(a, detail::as_constant<T>(b));                              \
+    }                                                                                              \
+    template <class T, std::size_t N, detail::ConstantFor<T> U>                                    \
+    constexpr dual<T, N> function(const U& a, const dual<T, N>& b) {                               \
+        return detail::apply_right<rules::rule>(detail::as_constant<T>(a), b);                             \
+    }
+
+NABLA_DUAL_UNARY(exp, exp_rule)
+NABLA_DUAL_UNARY(exp2, exp2_rule)
+NABLA_DUAL_UNARY(expm1, expm1_rule)
+NABLA_DUAL_UNARY(log, log_rule)
+NABLA_DUAL_UNARY(log2, log2_rule)
+NABLA_DUAL_UNARY(log10, log10_rule)
+NABLA_DUAL_UNARY(log1p, log1p_rule)
+NABLA_DUAL_UNARY(sqrt, sqrt_rule)
+NABLA_DUAL_UNARY(cbrt, cbrt_rule)
+NABLA_DUAL_UNARY(sin, sin_rule)
+NABLA_DUAL_UNARY(cos, cos_rule)
+NABLA_DUAL_UNARY(tan, tan_rule)
+NABLA_DUAL_UNARY(asin, asin_rule)
+NABLA_DUAL_UNARY(acos, acos_rule)
+NABLA_DUAL_UNARY(atan, atan_rule)
+NABLA_DUAL_UNARY(sinh, sinh_rule)
+NABLA_DUAL_UNARY(cosh, cosh_rule)
+NABLA_DUAL_UNARY(tanh, tanh_rule)
+NABLA_DUAL_UNARY(asinh, asinh_rule)
+NABLA_DUAL_UNARY(acosh, acosh_rule)
+NABLA_DUAL_UNARY(atanh, atanh_rule)
+NABLA_DUAL_UNARY(erf, erf_rule)
+NABLA_DUAL_UNARY(erfc, erfc_rule)
+NABLA_DUAL_UNARY(tgamma, tgamma_rule)
+NABLA_DUAL_UNARY(lgamma, lgamma_rule)
+NABLA_DUAL_UNARY(abs, abs_rule)
+NABLA_DUAL_UNARY(fabs, abs_rule)
+NABLA_DUAL_UNARY(sign, sign_rule)
+NABLA_DUAL_UNARY(floor, floor_rule)
+NABLA_DUAL_UNARY(ceil, ceil_rule)
+NABLA_DUAL_UNARY(round, round_rule)
+NABLA_DUAL_UNARY(trunc, trunc_rule)
+
+NABLA_DUAL_BINARY(atan2, atan2_rule)
+NABLA_DUAL_BINARY(hypot, hypot_rule)
+NABLA_DUAL_BINARY(min, min_rule)
+NABLA_DUAL_BINARY(max, max_rule)
+NABLA_DUAL_BINARY(fmin, fmin_rule)
+NABLA_DUAL_BINARY(fmax, fmax_rule)
+NABLA_DUAL_BINARY(min_weight, min_weight_rule)
+NABLA_DUAL_BINARY(fmin_weight, fmin_weight_rule)
+NABLA_DUAL_BINARY(fmax_weight, fmax_weight_rule)
+NABLA_DUAL_BINARY(mul_strong_zero, mul_strong_zero_rule)
+NABLA_DUAL_BINARY(div_strong_zero, div_strong_zero_rule)
+#undef NABLA_DUAL_UNARY
+#undef NABLA_DUAL_BINARY
+
+// pow with an integer exponent has its own rule, exact for negative bases.
+template <class T, std::size_t N>
+constexpr dual<T, N> pow(const dual<T, N>& a, const dual<T, N>& b) {
+    return detail::apply_binary<rules::pow_rule>(a, b);
+}
+template <class T, std::size_t N, detail::ConstantFor<T> U>
+constexpr dual<T, N> pow(const dual<T, N>& a, const U& b) {
+    if constexpr (std::is_integral_v<U>) return detail::apply_left<rules::powi_rule>(a, b);
+    else return detail::apply_left<rules::pow_rule>(a, detail::as_constant<T>(b));
+}
+template <class T, std::size_t N, detail::ConstantFor<T> U>
+constexpr dual<T, N> pow(const U& a, const dual<T, N>& b) {
+    return detail::apply_right<rules::pow_rule>(detail::as_constant<T>(a), b);
+}
+
+template <class T, std::size_t N>
+constexpr dual<T, N> fma(const dual<T, N>& a, const dual<T, N>& b, const dual<T, N>& c) {
+    return detail::apply_ternary<rules::fma_rule>(a, b, c);
+}
+
+template <class T, std::size_t N, class I>
+    requires std::is_integral_v<I>
+constexpr dual<T, N> polygamma(I n, const dual<T, N>& x) {
+    return detail::apply_right<rules::polygamma_rule>(n, x);
+}
+
+// The order as a dual (a static expression evaluated on duals holds it so) is a constant.
+template <class T, std::size_t N>
+constexpr dual<T, N> polygamma(const dual<T, N>& n, const dual<T, N>& x) {
+    return polygamma(static_cast<int>(primal(n)), x);
+}
+
+template <class T, std::size_t N>
+constexpr dual<T, N> digamma(const dual<T, N>& x) {
+    return polygamma(0, x);
+}
+
+template <class T, std::size_t N>
+constexpr bool isfinite(const dual<T, N>& x) {
+    using std::isfinite;
+    return isfinite(x.value);
+}
+template <class T, std::size_t N>
+constexpr bool isnan(const dual<T, N>& x) {
+    using std::isnan;
+    return isnan(x.value);
+}
+template <class T, std::size_t N>
+constexpr bool isinf(const dual<T, N>& x) {
+    using std::isinf;
+    return isinf(x.value);
+}
+
+template <class T, std::size_t N>
+std::ostream& operator<<(std::ostream& out, const dual<T, N>& x) {
+    out << x.value << " [";
+    for (std::size_t i = 0; i < N; ++i) out << (i ? ", " : "") << x.tangent[i];
+    return out << "]";
+}
+
+}  // namespace nabla
+
+// Mixed arithmetic types: dual<T, N> with a plain number U is a dual of their common type.
+template <class T, std::size_t N, class U>
+    requires std::is_arithmetic_v<U>
+struct std::common_type<nabla::dual<T, N>, U> {
+    using type = nabla::dual<T, N>;
+};
+template <class T, std::size_t N, class U>
+    requires std::is_arithmetic_v<U>
+struct std::common_type<U, nabla::dual<T, N>> {
+    using type = nabla::dual<T, N>;
+};
+
+// The limits of the value type; a dual's tangents do not change its range.
+template <class T, std::size_t N>
+struct std::numeric_limits<nabla::dual<T, N>> : std::numeric_limits<T> {
+    using value_type = nabla::dual<T, N>;
+    static constexpr value_type min() noexcept { return std::numeric_limits<T>::min(); }
+    static constexpr value_type max() noexcept { return std::numeric_limits<T>::max(); }
+    static constexpr value_type lowest() noexcept { return std::numeric_limits<T>::lowest(); }
+    static constexpr value_type epsilon() noexcept { return std::numeric_limits<T>::epsilon(); }
+    static constexpr value_type infinity() noexcept { return std::numeric_limits<T>::infinity(); }
+    static constexpr value_type quiet_NaN() noexcept { return std::numeric_limits<T>::quiet_NaN(); }
+};
