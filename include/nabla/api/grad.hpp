@@ -1,6 +1,7 @@
 #pragma once
-// Gradients of static expressions: one forward sweep for the values and one reverse sweep for the
-// adjoints over the compile-time schedule (core/evaluate.hpp).
+// nabla::value_and_grad and nabla::grad. For static expressions: one forward sweep for the values
+// and one reverse sweep for the adjoints over the compile-time schedule (core/evaluate.hpp). For
+// ordinary generic callables: forward mode on dual numbers (api/forward.hpp).
 
 #include <array>
 #include <cstddef>
@@ -8,15 +9,15 @@
 
 #include "../config.hpp"
 #include "../core/evaluate.hpp"
+#include "forward.hpp"
 
 namespace nabla {
 
+namespace detail {
+
 template <class F, class... Args>
-NABLA_ALWAYS_INLINE constexpr auto value_and_grad(const F& f, const Args&... args) {
-    static_assert(Expression<F>,
-                  "nabla::value_and_grad(f, args...): f must be a nabla expression built from "
-                  "placeholders (auto [x, y] = nabla::variables<2>()).");
-    if constexpr (!Expression<F> || !detail::check_call<F, Args...>()) {
+NABLA_ALWAYS_INLINE constexpr auto static_value_and_grad(const F& f, const Args&... args) {
+    if constexpr (!detail::check_call<F, Args...>()) {
         return value_and_gradient<double, sizeof...(Args)>{};
     } else {
         using R = detail::result_type<F, Args...>;
@@ -32,7 +33,28 @@ NABLA_ALWAYS_INLINE constexpr auto value_and_grad(const F& f, const Args&... arg
     }
 }
 
-// The gradient alone, as std::array<R, number of arguments>.
+}  // namespace detail
+
+// The value and the gradient of f at the arguments.
+// - f a static expression, arguments numbers: value_and_gradient<R, n> (reverse sweep).
+// - f a generic callable, arguments numbers: value_and_gradient<R, n> (forward mode).
+// - f a generic callable of one container (std::array, std::vector of numbers):
+//   value_with_gradient<R, Container>, the gradient in the container's type (forward mode).
+template <class F, class... Args>
+NABLA_ALWAYS_INLINE constexpr auto value_and_grad(const F& f, const Args&... args) {
+    if constexpr (Expression<F>) {
+        return detail::static_value_and_grad(f, args...);
+    } else if constexpr (sizeof...(Args) == 1 && (detail::NumberContainer<Args> && ...)) {
+        return detail::forward_value_and_grad_container(f, args...);
+    } else {
+        static_assert((Number<Args> && ...),
+                      "nabla::value_and_grad(f, args...): the arguments are numbers, one per "
+                      "parameter of f, or a single std::array or std::vector of numbers.");
+        return detail::forward_value_and_grad(f, args...);
+    }
+}
+
+// The gradient alone: std::array<R, number of arguments>, or the input container's type.
 template <class F, class... Args>
 NABLA_ALWAYS_INLINE constexpr auto grad(const F& f, const Args&... args) {
     return value_and_grad(f, args...).gradient;

@@ -1,0 +1,181 @@
+#pragma once
+// Forward-mode transformations of ordinary generic callables: value_and_grad, grad and jvp for a
+// function written once with `auto` parameters, evaluated on nabla::dual numbers.
+//
+//   auto f = [](auto x, auto y) { using std::log, std::sin; return log(x) + x * y - sin(y); };
+//   auto g = nabla::grad(f, 2.0, 5.0);                     // std::array<double, 2>
+//   std::vector<double> gv = nabla::grad(rosenbrock, xv);  // same container type out
+//
+// Scalars as separate arguments: one pass with dual<R, number of arguments>. Containers
+// (std::array, std::vector): passes of `forward_chunk` directions each, so the cost is about
+// n / forward_chunk evaluations of f on duals of that width.
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "../concepts.hpp"
+#include "../core/evaluate.hpp"
+#include "../forward/dual.hpp"
+
+namespace nabla {
+
+// The number of directions one forward pass carries for container inputs.
+inline constexpr std::size_t forward_chunk = 8;
+
+// The value and gradient of a function of a container: the gradient has the input's type.
+template <class R, class Gradient>
+struct value_with_gradient {
+    R value;
+    Gradient gradient;
+};
+
+// The value and one directional derivative.
+template <class R>
+struct value_and_tangent {
+    R value;
+    R tangent;
+};
+
+namespace detail {
+
+template <class T>
+inline constexpr bool is_std_array = false;
+template <class T, std::size_t N>
+inline constexpr bool is_std_array<std::array<T, N>> = true;
+
+template <class T>
+inline constexpr bool is_std_vector = false;
+template <class T, class A>
+inline constexpr bool is_std_vector<std::vector<T, A>> = true;
+
+template <class C>
+concept NumberContainer = (is_std_array<C> || is_std_vector<C>)&&Number<typename C::value_type>;
+
+// The value and tangents of what f returned; a function that returns a plain number is constant.
+template <class R, class D, class Y>
+constexpr auto split_result(const Y& y) {
+    if constexpr (std::is_same_v<Y, D>)
+        return std::pair{y.value, y.tangent};
+    else
+        return std::pair{static_cast<R>(y), decltype(D::tangent){}};
+}
+
+template <class F, class... Args>
+constexpr void check_generic() {
+    static_assert(std::is_invocable_v<const F&, const Args&...>,
+                  "nabla: this function cannot be called with nabla's dual numbers. Write it "
+                  "generically, with auto parameters, and call math functions unqualified: "
+                  "[](auto x, auto y) { using std::sin; return sin(x) * y; } instead of "
+                  "[](double x, double y) { return std::sin(x) * y; }.");
+}
+
+template <std::size_t I, class T, std::size_t N>
+constexpr std::array<T, N> unit_vector() {
+    std::array<T, N> e{};
+    e[I] = T(1);
+    return e;
+}
+
+// The same kind of container, holding D.
+template <class Container, class D>
+struct rebind;
+template <class T, std::size_t N, class D>
+struct rebind<std::array<T, N>, D> {
+    using type = std::array<D, N>;
+};
+template <class T, class A, class D>
+struct rebind<std::vector<T, A>, D> {
+    using type = std::vector<D>;
+};
+
+template <class F, class... Args>
+constexpr auto forward_value_and_grad(const F& f, const Args&... args) {
+    using R = promoted<std::common_type_t<Args...>>;
+    constexpr std::size_t n = sizeof...(Args);
+    using D = dual<R, n>;
+    check_generic<F, decltype((void)args, D{})...>();
+    if constexpr (!std::is_invocable_v<const F&, decltype((void)args, D{})...>) {
+        return value_and_gradient<R, n>{};
+    } else {
+        const auto seeded = [&]<std::size_t... I>(std::index_sequence<I...>) {
+            return std::tuple{D(static_cast<R>(args), unit_vector<I, R, n>())...};
+        }
+        (std::index_sequence_for<Args...>{});
+        const auto y = std::apply(f, seeded);
+        const auto [value, tangent] = split_result<R, D>(y);
+        return value_and_gradient<R, n>{value, tangent};
+    }
+}
+
+// Gradient of a function of a container, `forward_chunk` directions per pass.
+template <class F, class Container>
+auto forward_value_and_grad_container(const F& f, const Container& x) {
+    using T = typename Container::value_type;
+    using R = promoted<T>;
+    // A std::array of up to 16 numbers takes one pass; longer inputs go in chunks.
+    constexpr std::size_t width = [] {
+        if constexpr (is_std_array<Container>)
+            return std::clamp(std::tuple_size_v<Container>, std::size_t{1}, std::size_t{16});
+        else
+            return forward_chunk;
+    }();
+    using D = dual<R, width>;
+    using dual_container = typename rebind<Container, D>::type;
+    check_generic<F, dual_container>();
+    Container gradient = x;
+    R value{};
+    if constexpr (std::is_invocable_v<const F&, const dual_container&>) {
+        const std::size_t n = x.size();
+        dual_container active{};
+        if constexpr (is_std_vector<Container>)
+            active.resize(n);
+        for (std::size_t k = 0; k < n; ++k)
+            active[k] = D(static_cast<R>(x[k]));
+        if (n == 0)
+            value = split_result<R, D>(f(active)).first;
+        for (std::size_t start = 0; start < n; start += width) {
+            const std::size_t stop = std::min(n, start + width);
+            for (std::size_t k = start; k < stop; ++k)
+                active[k].tangent[k - start] = R(1);
+            const auto [v, tangent] = split_result<R, D>(f(active));
+            value = v;
+            for (std::size_t k = start; k < stop; ++k) {
+                gradient[k] = static_cast<T>(tangent[k - start]);
+                active[k].tangent[k - start] = R(0);
+            }
+        }
+    }
+    return value_with_gradient<R, Container>{value, gradient};
+}
+
+}  // namespace detail
+
+// The value and one directional derivative of f at `primals` along `tangents` (two tuples of
+// the same length): one evaluation on dual<R, 1>. f may be a generic callable or a static
+// expression.
+template <class F, class... P, class... T>
+constexpr auto jvp(const F& f, const std::tuple<P...>& primals, const std::tuple<T...>& tangents) {
+    static_assert(sizeof...(P) == sizeof...(T),
+                  "nabla::jvp(f, primals, tangents): give one tangent per primal argument.");
+    using R = detail::promoted<std::common_type_t<P..., T...>>;
+    using D = dual<R, 1>;
+    detail::check_generic<F, decltype(std::declval<P>(), D{})...>();
+    if constexpr (!std::is_invocable_v<const F&, decltype(std::declval<P>(), D{})...>) {
+        return value_and_tangent<R>{};
+    } else {
+        const auto seeded = [&]<std::size_t... I>(std::index_sequence<I...>) {
+            return std::tuple{D(static_cast<R>(std::get<I>(primals)),
+                                {static_cast<R>(std::get<I>(tangents))})...};
+        }
+        (std::index_sequence_for<P...>{});
+        const auto [value, tangent] = detail::split_result<R, D>(std::apply(f, seeded));
+        return value_and_tangent<R>{value, tangent[0]};
+    }
+}
+
+}  // namespace nabla
