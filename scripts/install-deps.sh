@@ -10,6 +10,8 @@ packages=(
     g++ clang libstdc++-12-dev           # the two compilers; clang++ uses g++ 12's library
     libboost-dev                         # Boost.Hana for type-level programming
     catch2                               # unit tests (Catch2 v2, catch2/catch.hpp)
+    xtensor-dev xtl-dev libxsimd-dev     # arrays: matrix results of nabla/tensor.hpp
+    libeigen3-dev libceres-dev           # benchmark peers only (Eigen AutoDiffScalar, Ceres Jet)
     python3 python3-mpmath               # generator scripts for reference values
 )
 

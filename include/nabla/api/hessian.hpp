@@ -1,0 +1,109 @@
+#pragma once
+// nabla::hessian: the matrix of second derivatives of a scalar function, by forward over forward
+// mode (nested dual numbers): one evaluation on dual<dual<R, n>, n> for n scalar arguments, and
+// blocks of forward_chunk x forward_chunk directions for a container of n numbers. f may be a
+// generic callable or a static expression. The result is an xt::xtensor<R, 2>, H(i, j).
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "../forward/dual.hpp"
+#include "../tensor/matrix.hpp"
+#include "forward.hpp"
+
+namespace nabla {
+
+namespace detail {
+
+// The value of a nested dual seeded with direction i in the inner and j in the outer level.
+template <class R, std::size_t N>
+constexpr dual<dual<R, N>, N>
+seeded_twice(R value, std::size_t inner, std::size_t outer, bool active_inner, bool active_outer) {
+    dual<dual<R, N>, N> x(value);
+    if (active_inner)
+        x.value.tangent[inner] = R(1);
+    if (active_outer)
+        x.tangent[outer].value = R(1);
+    return x;
+}
+
+template <class F, class... Args>
+auto hessian_of_scalars(const F& f, const Args&... args) {
+    using R = promoted<std::common_type_t<Args...>>;
+    constexpr std::size_t n = sizeof...(Args);
+    using D = dual<dual<R, n>, n>;
+    check_generic<F, decltype((void)args, D{})...>();
+    auto h = zero_matrix<R>(n, n);
+    if constexpr (std::is_invocable_v<const F&, decltype((void)args, D{})...>) {
+        const auto y = [&]<std::size_t... I>(std::index_sequence<I...>) {
+            return f(seeded_twice<R, n>(static_cast<R>(args), I, I, true, true)...);
+        }
+        (std::index_sequence_for<Args...>{});
+        if constexpr (std::is_same_v<std::remove_cvref_t<decltype(y)>, D>) {
+            for (std::size_t i = 0; i < n; ++i)
+                for (std::size_t j = 0; j < n; ++j)
+                    h(i, j) = y.tangent[j].tangent[i];
+        }
+    }
+    return h;
+}
+
+template <class F, class Container>
+auto hessian_of_container(const F& f, const Container& x) {
+    using R = promoted<typename Container::value_type>;
+    constexpr std::size_t width = forward_chunk;
+    using D = dual<dual<R, width>, width>;
+    using active_container = typename rebind<Container, D>::type;
+    check_generic<F, active_container>();
+    const std::size_t n = x.size();
+    auto h = zero_matrix<R>(n, n);
+    if constexpr (std::is_invocable_v<const F&, const active_container&>) {
+        active_container active{};
+        if constexpr (is_std_vector<Container>)
+            active.resize(n);
+        // Block (rows [a, a + width), columns [b, b + width)) per pass; H is symmetric, so only
+        // blocks with b >= a are computed.
+        for (std::size_t a = 0; a < n; a += width) {
+            for (std::size_t b = a; b < n; b += width) {
+                for (std::size_t k = 0; k < n; ++k) {
+                    const bool in_a = k >= a && k < a + width;
+                    const bool in_b = k >= b && k < b + width;
+                    active[k] = seeded_twice<R, width>(static_cast<R>(x[k]), in_a ? k - a : 0,
+                                                       in_b ? k - b : 0, in_a, in_b);
+                }
+                const auto y = f(active);
+                if constexpr (std::is_same_v<std::remove_cvref_t<decltype(y)>, D>) {
+                    for (std::size_t i = a; i < std::min(n, a + width); ++i) {
+                        for (std::size_t j = b; j < std::min(n, b + width); ++j) {
+                            h(i, j) = y.tangent[j - b].tangent[i - a];
+                            h(j, i) = h(i, j);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return h;
+}
+
+}  // namespace detail
+
+// The Hessian of f at the arguments: n scalar arguments, or one std::array / std::vector.
+template <class F, class... Args>
+auto hessian(const F& f, const Args&... args) {
+    if constexpr (sizeof...(Args) == 1 && (detail::NumberContainer<Args> && ...)) {
+        return detail::hessian_of_container(f, args...);
+    } else {
+        static_assert((Number<Args> && ...),
+                      "nabla::hessian(f, args...): the arguments are numbers, one per parameter "
+                      "of f, or a single std::array or std::vector of numbers.");
+        return detail::hessian_of_scalars(f, args...);
+    }
+}
+
+}  // namespace nabla

@@ -1,0 +1,54 @@
+#pragma once
+// nabla::jacobian: the matrix of first derivatives of a vector function F: R^n -> R^m, by forward
+// mode, forward_chunk columns per evaluation. F takes a std::array or std::vector of numbers and
+// returns a std::array or std::vector (of the same number type). The result is an
+// xt::xtensor<R, 2> of shape (m, n), J(i, j) = dF_i / dx_j.
+
+#include <algorithm>
+#include <cstddef>
+#include <type_traits>
+#include <vector>
+
+#include "../forward/dual.hpp"
+#include "../tensor/matrix.hpp"
+#include "forward.hpp"
+
+namespace nabla {
+
+template <class F, class Container>
+auto jacobian(const F& f, const Container& x) {
+    static_assert(detail::NumberContainer<Container>,
+                  "nabla::jacobian(F, x): x is a std::array or std::vector of numbers.");
+    using R = detail::promoted<typename Container::value_type>;
+    constexpr std::size_t width = forward_chunk;
+    using D = dual<R, width>;
+    using active_container = typename detail::rebind<Container, D>::type;
+    detail::check_generic<F, active_container>();
+    const std::size_t n = x.size();
+    matrix<R> j = detail::zero_matrix<R>(0, n);
+    if constexpr (std::is_invocable_v<const F&, const active_container&>) {
+        active_container active{};
+        if constexpr (detail::is_std_vector<Container>)
+            active.resize(n);
+        for (std::size_t k = 0; k < n; ++k)
+            active[k] = D(static_cast<R>(x[k]));
+        for (std::size_t start = 0; start == 0 || start < n; start += width) {
+            const std::size_t stop = std::min(n, start + width);
+            for (std::size_t k = start; k < stop; ++k)
+                active[k].tangent[k - start] = R(1);
+            const auto y = f(active);
+            if (start == 0)
+                j = detail::zero_matrix<R>(y.size(), n);
+            for (std::size_t i = 0; i < y.size(); ++i)
+                for (std::size_t k = start; k < stop; ++k)
+                    j(i, k) = y[i].tangent[k - start];
+            for (std::size_t k = start; k < stop; ++k)
+                active[k].tangent[k - start] = R(0);
+            if (n == 0)
+                break;
+        }
+    }
+    return j;
+}
+
+}  // namespace nabla

@@ -1,0 +1,126 @@
+// nabla::hessian and nabla::jacobian (forward over forward, forward mode), returning
+// xt::xtensor<R, 2>.
+
+#include <nabla/tensor.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <cmath>
+#include <type_traits>
+#include <vector>
+
+#include "../test_data.hpp"
+
+namespace {
+
+const auto seed = [](auto x, auto y) {
+    using std::log, std::sin;
+    return log(x) + x * y - sin(y);
+};
+
+const auto rosenbrock = [](const auto& x) {
+    using T = std::decay_t<decltype(x[0])>;
+    T sum = 0;
+    for (std::size_t i = 0; i + 1 < x.size(); ++i) {
+        const auto a = x[i + 1] - x[i] * x[i];
+        const auto b = 1.0 - x[i];
+        sum += 100.0 * a * a + b * b;
+    }
+    return sum;
+};
+
+// The Rosenbrock Hessian, tridiagonal, written out by hand.
+double rosenbrock_hessian(const std::vector<double>& x, std::size_t i, std::size_t j) {
+    const std::size_t n = x.size();
+    if (i == j) {
+        double h = 0.0;
+        if (i + 1 < n)
+            h += 1200.0 * x[i] * x[i] - 400.0 * x[i + 1] + 2.0;
+        if (i > 0)
+            h += 200.0;
+        return h;
+    }
+    if (j == i + 1)
+        return -400.0 * x[i];
+    if (i == j + 1)
+        return -400.0 * x[j];
+    return 0.0;
+}
+
+}  // namespace
+
+TEST_CASE("hessian of the seed function, as a callable and as a static expression",
+          "[api][hessian]") {
+    const auto [x, y] = nabla::variables<2>();
+    const auto static_seed = log(x) + x * y - sin(y);
+    for (const auto& h : {nabla::hessian(seed, 2.0, 5.0), nabla::hessian(static_seed, 2.0, 5.0)}) {
+        static_assert(std::is_same_v<std::remove_cvref_t<decltype(h)>, xt::xtensor<double, 2>>);
+        REQUIRE(h.shape()[0] == 2);
+        REQUIRE(h.shape()[1] == 2);
+        CHECK(nabla_test::close(h(0, 0), nabla_test::reference("seed_d00"), 1e-15));
+        CHECK(h(0, 1) == 1.0);
+        CHECK(h(1, 0) == 1.0);
+        CHECK(nabla_test::close(h(1, 1), nabla_test::reference("seed_d11"), 1e-15));
+    }
+}
+
+TEST_CASE("hessian of a function of a std::vector, in blocks", "[api][hessian]") {
+    for (std::size_t n : {1u, 5u, 8u, 9u, 20u}) {
+        INFO("n = " << n);
+        std::vector<double> x(n);
+        for (std::size_t i = 0; i < n; ++i)
+            x[i] = 0.4 + 0.07 * static_cast<double>(i % 5);
+        const auto h = nabla::hessian(rosenbrock, x);
+        REQUIRE(h.shape()[0] == n);
+        for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t j = 0; j < n; ++j)
+                CHECK(h(i, j) == Approx(rosenbrock_hessian(x, i, j)).epsilon(1e-14).margin(1e-12));
+    }
+    const std::array<double, 3> small{0.5, 0.6, 0.7};
+    const auto hs = nabla::hessian(rosenbrock, small);
+    CHECK(hs(1, 1) == Approx(rosenbrock_hessian({0.5, 0.6, 0.7}, 1, 1)));
+}
+
+TEST_CASE("jacobian of a vector function", "[api][jacobian]") {
+    const auto field = [](const auto& q) {
+        using T = std::decay_t<decltype(q[0])>;
+        using std::exp, std::sin;
+        std::vector<T> out(q.size() + 1);
+        for (std::size_t i = 0; i < q.size(); ++i)
+            out[i] = sin(q[i]) * q[(i + 1) % q.size()];
+        out[q.size()] = exp(q[0] - q[q.size() - 1]);
+        return out;
+    };
+    for (std::size_t n : {2u, 8u, 11u}) {
+        INFO("n = " << n);
+        std::vector<double> q(n);
+        for (std::size_t i = 0; i < n; ++i)
+            q[i] = 0.2 + 0.1 * static_cast<double>(i);
+        const auto j = nabla::jacobian(field, q);
+        REQUIRE(j.shape()[0] == n + 1);
+        REQUIRE(j.shape()[1] == n);
+        for (std::size_t i = 0; i < n; ++i) {
+            for (std::size_t k = 0; k < n; ++k) {
+                double expected = 0.0;
+                if (k == i)
+                    expected += std::cos(q[i]) * q[(i + 1) % n];
+                if (k == (i + 1) % n)
+                    expected += std::sin(q[i]);
+                CHECK(j(i, k) == Approx(expected).epsilon(1e-15).margin(1e-300));
+            }
+        }
+        const double e = std::exp(q[0] - q[n - 1]);
+        CHECK(j(n, 0) == Approx(e));
+        CHECK(j(n, n - 1) == Approx(-e));
+    }
+    const auto polar = [](const auto& p) {
+        using std::cos, std::sin;
+        return std::array{p[0] * cos(p[1]), p[0] * sin(p[1])};
+    };
+    const auto jp = nabla::jacobian(polar, std::array{2.0, 0.5});
+    CHECK(jp(0, 0) == Approx(std::cos(0.5)));
+    CHECK(jp(0, 1) == Approx(-2.0 * std::sin(0.5)));
+    CHECK(jp(1, 0) == Approx(std::sin(0.5)));
+    CHECK(jp(1, 1) == Approx(2.0 * std::cos(0.5)));
+}
