@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "../concepts.hpp"
+#include "../config.hpp"
 #include "../core/evaluate.hpp"
 #include "../forward/dual.hpp"
 
@@ -94,7 +95,7 @@ struct rebind<std::vector<T, A>, D> {
 };
 
 template <class F, class... Args>
-constexpr auto forward_value_and_grad(const F& f, const Args&... args) {
+NABLA_ALWAYS_INLINE constexpr auto forward_value_and_grad(const F& f, const Args&... args) {
     using R = promoted<std::common_type_t<Args...>>;
     constexpr std::size_t n = sizeof...(Args);
     using D = dual<R, n>;

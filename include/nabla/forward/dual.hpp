@@ -22,6 +22,7 @@
 #include <type_traits>
 
 #include "../concepts.hpp"
+#include "../config.hpp"
 #include "../core/evaluate.hpp"
 #include "../core/functions.hpp"
 #include "../rules.hpp"
@@ -94,7 +95,7 @@ constexpr auto as_constant(const U& u) {
 }
 
 template <class Rule, class T, std::size_t N>
-constexpr dual<T, N> apply_unary(const dual<T, N>& x) {
+NABLA_ALWAYS_INLINE constexpr dual<T, N> apply_unary(const dual<T, N>& x) {
     const T y = Rule::value(x.value);
     const T p = to_number<T>(Rule::template partial<0>(y, x.value));
     dual<T, N> r(y);
@@ -103,7 +104,7 @@ constexpr dual<T, N> apply_unary(const dual<T, N>& x) {
 }
 
 template <class Rule, class T, std::size_t N>
-constexpr dual<T, N> apply_binary(const dual<T, N>& a, const dual<T, N>& b) {
+NABLA_ALWAYS_INLINE constexpr dual<T, N> apply_binary(const dual<T, N>& a, const dual<T, N>& b) {
     const T y = Rule::value(a.value, b.value);
     const T pa = to_number<T>(Rule::template partial<0>(y, a.value, b.value));
     const T pb = to_number<T>(Rule::template partial<1>(y, a.value, b.value));
@@ -114,7 +115,7 @@ constexpr dual<T, N> apply_binary(const dual<T, N>& a, const dual<T, N>& b) {
 
 // A plain number operand is a constant: only the dual operand's partial is needed.
 template <class Rule, class T, std::size_t N, class U>
-constexpr dual<T, N> apply_left(const dual<T, N>& a, const U& b) {
+NABLA_ALWAYS_INLINE constexpr dual<T, N> apply_left(const dual<T, N>& a, const U& b) {
     const T y = Rule::value(a.value, b);
     const T pa = to_number<T>(Rule::template partial<0>(y, a.value, b));
     dual<T, N> r(y);
@@ -123,7 +124,7 @@ constexpr dual<T, N> apply_left(const dual<T, N>& a, const U& b) {
 }
 
 template <class Rule, class T, std::size_t N, class U>
-constexpr dual<T, N> apply_right(const U& a, const dual<T, N>& b) {
+NABLA_ALWAYS_INLINE constexpr dual<T, N> apply_right(const U& a, const dual<T, N>& b) {
     const T y = Rule::value(a, b.value);
     const T pb = to_number<T>(Rule::template partial<1>(y, a, b.value));
     dual<T, N> r(y);
