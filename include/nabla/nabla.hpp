@@ -9,6 +9,7 @@
 
 #include "api/grad.hpp"
 #include "forward/dual.hpp"
+#include "forward/taylor.hpp"
 #include "concepts.hpp"
 #include "config.hpp"
 #include "core/build.hpp"

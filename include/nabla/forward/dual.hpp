@@ -31,7 +31,8 @@ namespace nabla {
 
 template <class T, std::size_t N>
 struct dual {
-    static_assert(N > 0, "nabla::dual<T, N>: N, the number of tangent directions, must be positive");
+    static_assert(N > 0,
+                  "nabla::dual<T, N>: N, the number of tangent directions, must be positive");
 
     using value_type = T;
     static constexpr std::size_t size = N;
@@ -43,16 +44,15 @@ struct dual {
     // A constant: its tangents are zero. Implicit, so that mixed arithmetic with plain numbers and
     // generic code such as `T s = 0;` just work.
     template <class U>
-        requires(std::is_convertible_v<U, T> && !std::is_same_v<std::remove_cvref_t<U>, dual>)
-    constexpr dual(const U& v) : value(static_cast<T>(v)) {}
+    requires(std::is_convertible_v<U, T> && !std::is_same_v<std::remove_cvref_t<U>, dual> &&
+             !Expression<U>) constexpr dual(const U& v)
+        : value(static_cast<T>(v)) {}
     constexpr dual(const T& v, const std::array<T, N>& t) : value(v), tangent(t) {}
 
     // An explicit conversion to a plain number drops the tangents.
     template <class U>
-        requires std::is_arithmetic_v<U>
-    constexpr explicit operator U() const {
-        return static_cast<U>(value);
-    }
+    requires std::is_arithmetic_v<U>
+    constexpr explicit operator U() const { return static_cast<U>(value); }
 
     constexpr dual& operator+=(const dual& other) { return *this = *this + other; }
     constexpr dual& operator-=(const dual& other) { return *this = *this - other; }
@@ -71,8 +71,10 @@ inline constexpr bool is_dual_v<dual<T, N>> = true;
 // The plain value underneath any nesting of duals.
 template <class T>
 constexpr auto primal(const T& x) {
-    if constexpr (is_dual_v<T>) return primal(x.value);
-    else return x;
+    if constexpr (is_dual_v<T>)
+        return primal(x.value);
+    else
+        return x;
 }
 
 namespace detail {
@@ -99,7 +101,8 @@ NABLA_ALWAYS_INLINE constexpr dual<T, N> apply_unary(const dual<T, N>& x) {
     const T y = Rule::value(x.value);
     const T p = to_number<T>(Rule::template partial<0>(y, x.value));
     dual<T, N> r(y);
-    for (std::size_t i = 0; i < N; ++i) r.tangent[i] = p * x.tangent[i];
+    for (std::size_t i = 0; i < N; ++i)
+        r.tangent[i] = p * x.tangent[i];
     return r;
 }
 
@@ -109,7 +112,8 @@ NABLA_ALWAYS_INLINE constexpr dual<T, N> apply_binary(const dual<T, N>& a, const
     const T pa = to_number<T>(Rule::template partial<0>(y, a.value, b.value));
     const T pb = to_number<T>(Rule::template partial<1>(y, a.value, b.value));
     dual<T, N> r(y);
-    for (std::size_t i = 0; i < N; ++i) r.tangent[i] = pa * a.tangent[i] + pb * b.tangent[i];
+    for (std::size_t i = 0; i < N; ++i)
+        r.tangent[i] = pa * a.tangent[i] + pb * b.tangent[i];
     return r;
 }
 
@@ -119,7 +123,8 @@ NABLA_ALWAYS_INLINE constexpr dual<T, N> apply_left(const dual<T, N>& a, const U
     const T y = Rule::value(a.value, b);
     const T pa = to_number<T>(Rule::template partial<0>(y, a.value, b));
     dual<T, N> r(y);
-    for (std::size_t i = 0; i < N; ++i) r.tangent[i] = pa * a.tangent[i];
+    for (std::size_t i = 0; i < N; ++i)
+        r.tangent[i] = pa * a.tangent[i];
     return r;
 }
 
@@ -128,7 +133,8 @@ NABLA_ALWAYS_INLINE constexpr dual<T, N> apply_right(const U& a, const dual<T, N
     const T y = Rule::value(a, b.value);
     const T pb = to_number<T>(Rule::template partial<1>(y, a, b.value));
     dual<T, N> r(y);
-    for (std::size_t i = 0; i < N; ++i) r.tangent[i] = pb * b.tangent[i];
+    for (std::size_t i = 0; i < N; ++i)
+        r.tangent[i] = pb * b.tangent[i];
     return r;
 }
 
@@ -159,11 +165,11 @@ concept ConstantFor = Number<U> && !is_dual_v<std::remove_cvref_t<U>> &&
     }                                                                                              \
     template <class T, std::size_t N, detail::ConstantFor<T> U>                                    \
     constexpr dual<T, N> operator op(const dual<T, N>& a, const U& b) {                            \
-        return detail::apply_left<rules::rule>(a, detail::as_constant<T>(b));                              \
+        return detail::apply_left<rules::rule>(a, detail::as_constant<T>(b));                      \
     }                                                                                              \
     template <class T, std::size_t N, detail::ConstantFor<T> U>                                    \
     constexpr dual<T, N> operator op(const U& a, const dual<T, N>& b) {                            \
-        return detail::apply_right<rules::rule>(detail::as_constant<T>(a), b);                             \
+        return detail::apply_right<rules::rule>(detail::as_constant<T>(a), b);                     \
     }
 
 NABLA_DUAL_OPERATOR(+, add_rule)
@@ -214,11 +220,11 @@ constexpr auto operator<=>(const dual<T, N>& a, const U& b) {
     }                                                                                              \
     template <class T, std::size_t N, detail::ConstantFor<T> U>                                    \
     constexpr dual<T, N> function(const dual<T, N>& a, const U& b) {                               \
-        return detail::apply_left<rules::rule>(a, detail::as_constant<T>(b));                              \
+        return detail::apply_left<rules::rule>(a, detail::as_constant<T>(b));                      \
     }                                                                                              \
     template <class T, std::size_t N, detail::ConstantFor<T> U>                                    \
     constexpr dual<T, N> function(const U& a, const dual<T, N>& b) {                               \
-        return detail::apply_right<rules::rule>(detail::as_constant<T>(a), b);                             \
+        return detail::apply_right<rules::rule>(detail::as_constant<T>(a), b);                     \
     }
 
 NABLA_DUAL_UNARY(exp, exp_rule)
@@ -275,8 +281,10 @@ constexpr dual<T, N> pow(const dual<T, N>& a, const dual<T, N>& b) {
 }
 template <class T, std::size_t N, detail::ConstantFor<T> U>
 constexpr dual<T, N> pow(const dual<T, N>& a, const U& b) {
-    if constexpr (std::is_integral_v<U>) return detail::apply_left<rules::powi_rule>(a, b);
-    else return detail::apply_left<rules::pow_rule>(a, detail::as_constant<T>(b));
+    if constexpr (std::is_integral_v<U>)
+        return detail::apply_left<rules::powi_rule>(a, b);
+    else
+        return detail::apply_left<rules::pow_rule>(a, detail::as_constant<T>(b));
 }
 template <class T, std::size_t N, detail::ConstantFor<T> U>
 constexpr dual<T, N> pow(const U& a, const dual<T, N>& b) {
@@ -289,7 +297,7 @@ constexpr dual<T, N> fma(const dual<T, N>& a, const dual<T, N>& b, const dual<T,
 }
 
 template <class T, std::size_t N, class I>
-    requires std::is_integral_v<I>
+requires std::is_integral_v<I>
 constexpr dual<T, N> polygamma(I n, const dual<T, N>& x) {
     return detail::apply_right<rules::polygamma_rule>(n, x);
 }
@@ -324,7 +332,8 @@ constexpr bool isinf(const dual<T, N>& x) {
 template <class T, std::size_t N>
 std::ostream& operator<<(std::ostream& out, const dual<T, N>& x) {
     out << x.value << " [";
-    for (std::size_t i = 0; i < N; ++i) out << (i ? ", " : "") << x.tangent[i];
+    for (std::size_t i = 0; i < N; ++i)
+        out << (i ? ", " : "") << x.tangent[i];
     return out << "]";
 }
 
@@ -332,12 +341,12 @@ std::ostream& operator<<(std::ostream& out, const dual<T, N>& x) {
 
 // Mixed arithmetic types: dual<T, N> with a plain number U is a dual of their common type.
 template <class T, std::size_t N, class U>
-    requires std::is_arithmetic_v<U>
+requires std::is_arithmetic_v<U>
 struct std::common_type<nabla::dual<T, N>, U> {
     using type = nabla::dual<T, N>;
 };
 template <class T, std::size_t N, class U>
-    requires std::is_arithmetic_v<U>
+requires std::is_arithmetic_v<U>
 struct std::common_type<U, nabla::dual<T, N>> {
     using type = nabla::dual<T, N>;
 };
