@@ -72,6 +72,14 @@ template <class U, class T>
 concept ConstantForTaylor = Number<U> && !is_taylor_v<std::remove_cvref_t<U>> &&
                             std::is_convertible_v<U, T> && !Expression<U>;
 
+// 1/k for k = 0..K (1/0 unused): the recurrences multiply by it instead of dividing.
+template <class T, std::size_t K>
+inline constexpr std::array<T, K + 1> reciprocals = [] {
+    std::array<T, K + 1> r{};
+    for (std::size_t k = 1; k <= K; ++k) r[k] = T(1) / T(k);
+    return r;
+}();
+
 template <std::size_t M, class T, std::size_t K>
 constexpr taylor<T, M> truncate(const taylor<T, K>& x) {
     taylor<T, M> r;
@@ -95,7 +103,7 @@ constexpr taylor<T, K> integrate(const T& value, const taylor<T, K>& u, const ta
         T sum = T(0);
         for (std::size_t j = 1; j <= k; ++j)
             sum += T(j) * u.c[j] * p.c[k - j];
-        y.c[k] = sum / T(k);
+        y.c[k] = sum * reciprocals<T, K>[k];
     }
     return y;
 }
@@ -130,7 +138,7 @@ exponential_like(const T& value, const taylor<T, K>& u, const taylor<T, P>& q) {
         T sum = T(0);
         for (std::size_t j = 1; j <= k; ++j)
             sum += T(j) * u.c[j] * w[k - j];
-        y.c[k] = sum / T(k);
+        y.c[k] = sum * reciprocals<T, K>[k];
     }
     return y;
 }
@@ -313,7 +321,7 @@ constexpr taylor<T, K> tan(const taylor<T, K>& u) {
         T sum = T(0);
         for (std::size_t j = 1; j <= k; ++j)
             sum += T(j) * u.c[j] * w[k - j];
-        y.c[k] = sum / T(k);
+        y.c[k] = sum * detail::reciprocals<T, K>[k];
     }
     return y;
 }
@@ -331,7 +339,7 @@ constexpr taylor<T, K> tanh(const taylor<T, K>& u) {
         T sum = T(0);
         for (std::size_t j = 1; j <= k; ++j)
             sum += T(j) * u.c[j] * w[k - j];
-        y.c[k] = sum / T(k);
+        y.c[k] = sum * detail::reciprocals<T, K>[k];
     }
     return y;
 }
@@ -349,8 +357,8 @@ constexpr std::array<taylor<T, K>, 2> sine_cosine(const taylor<T, K>& u) {
             ss += T(j) * u.c[j] * c.c[k - j];
             cc += T(j) * u.c[j] * s.c[k - j];
         }
-        s.c[k] = ss / T(k);
-        c.c[k] = (Hyperbolic ? cc : -cc) / T(k);
+        s.c[k] = ss * reciprocals<T, K>[k];
+        c.c[k] = (Hyperbolic ? cc : -cc) * reciprocals<T, K>[k];
     }
     return {s, c};
 }
@@ -483,7 +491,7 @@ constexpr taylor<T, K> atan2(const taylor<T, K>& a, const taylor<T, K>& b) {
         const auto dy = (b1 * da - a1 * db) / (a1 * a1 + b1 * b1);
         taylor<T, K> y(value);
         for (std::size_t k = 1; k <= K; ++k)
-            y.c[k] = dy.c[k - 1] / T(k);
+            y.c[k] = dy.c[k - 1] * detail::reciprocals<T, K>[k];
         return y;
     }
 }
