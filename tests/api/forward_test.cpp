@@ -123,3 +123,16 @@ TEST_CASE("a callable that branches on values and returns constants", "[api][for
     CHECK(value == 4.0);
     CHECK(gradient[0] == 0.0);
 }
+
+TEST_CASE("the mode can be forced", "[api][forward]") {
+    const auto [x, y] = nabla::variables<2>();
+    const auto f = log(x) + x * y - sin(y);
+    const auto reverse = nabla::value_and_grad(nabla::mode::reverse, f, 2.0, 5.0);
+    const auto forward = nabla::value_and_grad(nabla::mode::forward, f, 2.0, 5.0);
+    CHECK(forward.value == reverse.value);
+    CHECK(forward.gradient[0] == Approx(reverse.gradient[0]).epsilon(1e-15));
+    CHECK(forward.gradient[1] == Approx(reverse.gradient[1]).epsilon(1e-15));
+    CHECK(nabla::grad(nabla::mode::forward, seed, 2.0, 5.0) == nabla::grad(seed, 2.0, 5.0));
+    const std::vector<double> xv{0.3, 0.4, 0.5};
+    CHECK(nabla::grad(nabla::mode::forward, rosenbrock, xv) == nabla::grad(rosenbrock, xv));
+}

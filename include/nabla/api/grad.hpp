@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstddef>
+#include <type_traits>
 #include <utility>
 
 #include "../config.hpp"
@@ -52,6 +53,49 @@ NABLA_ALWAYS_INLINE constexpr auto value_and_grad(const F& f, const Args&... arg
                       "parameter of f, or a single std::array or std::vector of numbers.");
         return detail::forward_value_and_grad(f, args...);
     }
+}
+
+// Forcing a mode: value_and_grad(nabla::mode::forward, f, args...) evaluates f on dual numbers
+// even when f is a static expression; nabla::mode::reverse asks for the reverse sweep (static
+// expressions only, until the run-time tape exists).
+namespace mode {
+struct forward_t {};
+struct reverse_t {};
+inline constexpr forward_t forward{};
+inline constexpr reverse_t reverse{};
+}  // namespace mode
+
+template <class F, class... Args>
+NABLA_ALWAYS_INLINE constexpr auto
+value_and_grad(mode::forward_t, const F& f, const Args&... args) {
+    if constexpr (sizeof...(Args) == 1 && (detail::NumberContainer<Args> && ...)) {
+        return detail::forward_value_and_grad_container(f, args...);
+    } else {
+        static_assert((Number<Args> && ...),
+                      "nabla::value_and_grad(mode::forward, f, args...): the arguments are "
+                      "numbers, one per parameter of f, or a single std::array or std::vector.");
+        return detail::forward_value_and_grad(f, args...);
+    }
+}
+
+template <class F, class... Args>
+NABLA_ALWAYS_INLINE constexpr auto
+value_and_grad(mode::reverse_t, const F& f, const Args&... args) {
+    static_assert(Expression<F>,
+                  "nabla::value_and_grad(mode::reverse, f, args...): reverse mode is available "
+                  "for static expressions (built from nabla::variables); for generic callables "
+                  "it needs the run-time tape, which nabla does not have yet. Use mode::forward.");
+    if constexpr (Expression<F>)
+        return detail::static_value_and_grad(f, args...);
+    else
+        return value_and_gradient<double, sizeof...(Args)>{};
+}
+
+template <class Mode, class F, class... Args>
+requires(std::is_same_v<Mode, mode::forward_t> ||
+         std::is_same_v<Mode, mode::reverse_t>) NABLA_ALWAYS_INLINE
+    constexpr auto grad(Mode m, const F& f, const Args&... args) {
+    return value_and_grad(m, f, args...).gradient;
 }
 
 // The gradient alone: std::array<R, number of arguments>, or the input container's type.
