@@ -12,25 +12,12 @@
 #include <vector>
 
 #include "../test_data.hpp"
+#include "../test_functions.hpp"
 
 namespace {
 
-const auto seed = [](auto x, auto y) {
-    using std::log, std::sin;
-    return log(x) + x * y - sin(y);
-};
-
-// The extended Rosenbrock function, written once for any container of any number type.
-const auto rosenbrock = [](const auto& x) {
-    using T = std::decay_t<decltype(x[0])>;
-    T sum = 0;
-    for (std::size_t i = 0; i + 1 < x.size(); ++i) {
-        const auto a = x[i + 1] - x[i] * x[i];
-        const auto b = 1.0 - x[i];
-        sum += 100.0 * a * a + b * b;
-    }
-    return sum;
-};
+using nabla_test::rosenbrock;
+const auto& seed = nabla_test::seed_function;
 
 template <class Container>
 Container rosenbrock_gradient(const Container& x) {

@@ -76,7 +76,8 @@ concept ConstantForTaylor = Number<U> && !is_taylor_v<std::remove_cvref_t<U>> &&
 template <class T, std::size_t K>
 inline constexpr std::array<T, K + 1> reciprocals = [] {
     std::array<T, K + 1> r{};
-    for (std::size_t k = 1; k <= K; ++k) r[k] = T(1) / T(k);
+    for (std::size_t k = 1; k <= K; ++k)
+        r[k] = T(1) / T(k);
     return r;
 }();
 
@@ -502,40 +503,31 @@ constexpr taylor<T, K> fma(const taylor<T, K>& a, const taylor<T, K>& b, const t
     return y;
 }
 
-// min and max pick the series of the smaller (larger) value; at a tie, the average of the two.
+// min, max, fmin and fmax are piecewise linear: their series is the operands' series weighted by
+// the rule's partials (1 and 0 away from a tie, 1/2 each at a tie).
 namespace detail {
-template <class T, std::size_t K>
-constexpr taylor<T, K> blend(const taylor<T, K>& a, const taylor<T, K>& b, const T& weight_a) {
-    taylor<T, K> r;
-    for (std::size_t k = 0; k <= K; ++k)
-        r.c[k] = weight_a * a.c[k] + (T(1) - weight_a) * b.c[k];
+template <class Rule, class T, std::size_t K>
+constexpr taylor<T, K> piecewise_linear(const taylor<T, K>& a, const taylor<T, K>& b) {
+    const T y = Rule::value(a.c[0], b.c[0]);
+    const T wa = to_number<T>(Rule::template partial<0>(y, a.c[0], b.c[0]));
+    const T wb = to_number<T>(Rule::template partial<1>(y, a.c[0], b.c[0]));
+    taylor<T, K> r(y);
+    for (std::size_t k = 1; k <= K; ++k)
+        r.c[k] = wa * a.c[k] + wb * b.c[k];
     return r;
 }
 }  // namespace detail
-template <class T, std::size_t K>
-constexpr taylor<T, K> min(const taylor<T, K>& a, const taylor<T, K>& b) {
-    auto r = detail::blend(a, b, rules::min_weight(a.c[0], b.c[0]));
-    r.c[0] = rules::min_rule::value(a.c[0], b.c[0]);
-    return r;
-}
-template <class T, std::size_t K>
-constexpr taylor<T, K> max(const taylor<T, K>& a, const taylor<T, K>& b) {
-    auto r = detail::blend(a, b, rules::min_weight(b.c[0], a.c[0]));
-    r.c[0] = rules::max_rule::value(a.c[0], b.c[0]);
-    return r;
-}
-template <class T, std::size_t K>
-constexpr taylor<T, K> fmin(const taylor<T, K>& a, const taylor<T, K>& b) {
-    auto r = detail::blend(a, b, rules::fmin_weight(a.c[0], b.c[0]));
-    r.c[0] = rules::fmin_rule::value(a.c[0], b.c[0]);
-    return r;
-}
-template <class T, std::size_t K>
-constexpr taylor<T, K> fmax(const taylor<T, K>& a, const taylor<T, K>& b) {
-    auto r = detail::blend(a, b, rules::fmax_weight(a.c[0], b.c[0]));
-    r.c[0] = rules::fmax_rule::value(a.c[0], b.c[0]);
-    return r;
-}
+
+#define NABLA_TAYLOR_PIECEWISE_LINEAR(function, rule)                                              \
+    template <class T, std::size_t K>                                                              \
+    constexpr taylor<T, K> function(const taylor<T, K>& a, const taylor<T, K>& b) {                \
+        return detail::piecewise_linear<rules::rule>(a, b);                                        \
+    }
+NABLA_TAYLOR_PIECEWISE_LINEAR(min, min_rule)
+NABLA_TAYLOR_PIECEWISE_LINEAR(max, max_rule)
+NABLA_TAYLOR_PIECEWISE_LINEAR(fmin, fmin_rule)
+NABLA_TAYLOR_PIECEWISE_LINEAR(fmax, fmax_rule)
+#undef NABLA_TAYLOR_PIECEWISE_LINEAR
 
 // The strong-zero products: an identically zero left factor gives exactly zero.
 template <class T, std::size_t K>
