@@ -1,9 +1,11 @@
 #pragma once
-// nabla's functions that return xtensor containers: hessian and jacobian (H(i, j), J(i, j)).
-// Separate from nabla.hpp so that code that does not need matrices does not pay for xtensor's
-// headers: #include <nabla/tensor.hpp> (it includes nabla.hpp).
+// nabla with xtensor: hessian and jacobian (results as xt::xtensor<R, 2>, H(i, j), J(i, j)), and
+// xt::xtensor / xt::xarray inputs for grad, value_and_grad, hessian and jacobian. Separate from
+// nabla.hpp so that code that does not need them does not pay for xtensor's headers:
+// #include <nabla/tensor.hpp> (it includes nabla.hpp).
 
 #include "api/hessian.hpp"
 #include "api/jacobian.hpp"
 #include "nabla.hpp"
+#include "tensor/containers.hpp"
 #include "tensor/matrix.hpp"

@@ -4,6 +4,9 @@
 #include <nabla/tensor.hpp>
 
 #include <catch2/catch.hpp>
+#include <xtensor/xarray.hpp>
+#include <xtensor/xmath.hpp>
+#include <xtensor/xtensor.hpp>
 
 #include <array>
 #include <cmath>
@@ -111,4 +114,29 @@ TEST_CASE("jacobian of a vector function", "[api][jacobian]") {
     CHECK(jp(0, 1) == Approx(-2.0 * std::sin(0.5)));
     CHECK(jp(1, 0) == Approx(std::sin(0.5)));
     CHECK(jp(1, 1) == Approx(2.0 * std::cos(0.5)));
+}
+
+TEST_CASE("xtensor containers as inputs", "[api][tensor]") {
+    // The function receives an xtensor of dual numbers and uses xtensor's own expressions.
+    const auto energy = [](const auto& q) {
+        using std::sin;
+        return xt::sum(q * q + sin(q))();
+    };
+    xt::xtensor<double, 1> q = {0.1, 0.7, -0.4, 1.3, 0.25, -0.9, 0.6, 0.05, 2.0, -1.1};
+    const xt::xtensor<double, 1> g = nabla::grad(energy, q);
+    REQUIRE(g.size() == q.size());
+    for (std::size_t i = 0; i < q.size(); ++i)
+        CHECK(g(i) == Approx(2.0 * q(i) + std::cos(q(i))).epsilon(1e-15));
+    // Any shape: the gradient has the input's shape.
+    xt::xarray<double> m = {{0.5, 1.0, 1.5}, {2.0, 2.5, 3.0}};
+    const auto [value, gm] = nabla::value_and_grad(energy, m);
+    CHECK(value == Approx(xt::sum(m * m + xt::sin(m))()));
+    REQUIRE(gm.shape() == m.shape());
+    CHECK(gm(1, 2) == Approx(2.0 * 3.0 + std::cos(3.0)));
+    const auto h = nabla::hessian(energy, q);
+    CHECK(h(3, 3) == Approx(2.0 - std::sin(1.3)));
+    CHECK(h(3, 4) == 0.0);
+    const auto j = nabla::jacobian([](const auto& x) { return xt::eval(x * x); }, q);
+    CHECK(j(2, 2) == Approx(-0.8));
+    CHECK(j(2, 3) == 0.0);
 }

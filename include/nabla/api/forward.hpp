@@ -44,18 +44,50 @@ struct value_and_tangent {
 
 namespace detail {
 
-template <class T>
-inline constexpr bool is_std_array = false;
-template <class T, std::size_t N>
-inline constexpr bool is_std_array<std::array<T, N>> = true;
+// How nabla reads and makes the containers whose elements it differentiates: a specialisation
+// per kind of container. std::array and std::vector are here; tensor/containers.hpp adds
+// xt::xtensor and xt::xarray.
+template <class C>
+struct container_traits {
+    static constexpr bool supported = false;
+};
 
-template <class T>
-inline constexpr bool is_std_vector = false;
+template <class T, std::size_t N>
+struct container_traits<std::array<T, N>> {
+    static constexpr bool supported = true;
+    static constexpr std::size_t static_size = N;
+    template <class D>
+    static std::array<D, N> make_like(const std::array<T, N>&) {
+        return {};
+    }
+};
+
 template <class T, class A>
-inline constexpr bool is_std_vector<std::vector<T, A>> = true;
+struct container_traits<std::vector<T, A>> {
+    static constexpr bool supported = true;
+    static constexpr std::size_t static_size = 0;
+    template <class D>
+    static std::vector<D> make_like(const std::vector<T, A>& x) {
+        return std::vector<D>(x.size());
+    }
+};
+
+// The k-th element in storage order.
+template <class C>
+constexpr decltype(auto) element(C& c, std::size_t k) {
+    if constexpr (requires { c.data(); })
+        return c.data()[k];
+    else
+        return c[k];
+}
 
 template <class C>
-concept NumberContainer = (is_std_array<C> || is_std_vector<C>)&&Number<typename C::value_type>;
+concept NumberContainer = container_traits<std::remove_cvref_t<C>>::supported &&
+    Number<typename std::remove_cvref_t<C>::value_type>;
+
+// The same kind of container, holding D.
+template <class C, class D>
+using rebind = decltype(container_traits<C>::template make_like<D>(std::declval<const C&>()));
 
 // The value and tangents of what f returned; a function that returns a plain number is constant.
 template <class R, class D, class Y>
@@ -82,18 +114,6 @@ constexpr std::array<T, N> unit_vector() {
     return e;
 }
 
-// The same kind of container, holding D.
-template <class Container, class D>
-struct rebind;
-template <class T, std::size_t N, class D>
-struct rebind<std::array<T, N>, D> {
-    using type = std::array<D, N>;
-};
-template <class T, class A, class D>
-struct rebind<std::vector<T, A>, D> {
-    using type = std::vector<D>;
-};
-
 template <class F, class... Args>
 NABLA_ALWAYS_INLINE constexpr auto forward_value_and_grad(const F& f, const Args&... args) {
     using R = promoted<std::common_type_t<Args...>>;
@@ -113,41 +133,44 @@ NABLA_ALWAYS_INLINE constexpr auto forward_value_and_grad(const F& f, const Args
     }
 }
 
+// Directions per pass for a container: a std::array of up to 16 numbers takes one pass; longer
+// or run-time-sized inputs go in chunks of forward_chunk.
+template <class Container>
+constexpr std::size_t chunk_width() {
+    constexpr std::size_t size = container_traits<Container>::static_size;
+    if constexpr (size > 0)
+        return std::min(size, std::size_t{16});
+    else
+        return forward_chunk;
+}
+
 // Gradient of a function of a container, `forward_chunk` directions per pass.
 template <class F, class Container>
 auto forward_value_and_grad_container(const F& f, const Container& x) {
     using T = typename Container::value_type;
     using R = promoted<T>;
-    // A std::array of up to 16 numbers takes one pass; longer inputs go in chunks.
-    constexpr std::size_t width = [] {
-        if constexpr (is_std_array<Container>)
-            return std::clamp(std::tuple_size_v<Container>, std::size_t{1}, std::size_t{16});
-        else
-            return forward_chunk;
-    }();
+    constexpr std::size_t width = chunk_width<Container>();
     using D = dual<R, width>;
-    using dual_container = typename rebind<Container, D>::type;
+    using dual_container = rebind<Container, D>;
     check_generic<F, dual_container>();
     Container gradient = x;
     R value{};
     if constexpr (std::is_invocable_v<const F&, const dual_container&>) {
         const std::size_t n = x.size();
-        dual_container active{};
-        if constexpr (is_std_vector<Container>)
-            active.resize(n);
+        dual_container active = container_traits<Container>::template make_like<D>(x);
         for (std::size_t k = 0; k < n; ++k)
-            active[k] = D(static_cast<R>(x[k]));
+            element(active, k) = D(static_cast<R>(element(x, k)));
         if (n == 0)
             value = split_result<R, D>(f(active)).first;
         for (std::size_t start = 0; start < n; start += width) {
             const std::size_t stop = std::min(n, start + width);
             for (std::size_t k = start; k < stop; ++k)
-                active[k].tangent[k - start] = R(1);
+                element(active, k).tangent[k - start] = R(1);
             const auto [v, tangent] = split_result<R, D>(f(active));
             value = v;
             for (std::size_t k = start; k < stop; ++k) {
-                gradient[k] = static_cast<T>(tangent[k - start]);
-                active[k].tangent[k - start] = R(0);
+                element(gradient, k) = static_cast<T>(tangent[k - start]);
+                element(active, k).tangent[k - start] = R(0);
             }
         }
     }

@@ -58,14 +58,12 @@ auto hessian_of_container(const F& f, const Container& x) {
     using R = promoted<typename Container::value_type>;
     constexpr std::size_t width = forward_chunk;
     using D = dual<dual<R, width>, width>;
-    using active_container = typename rebind<Container, D>::type;
+    using active_container = rebind<Container, D>;
     check_generic<F, active_container>();
     const std::size_t n = x.size();
     auto h = zero_matrix<R>(n, n);
     if constexpr (std::is_invocable_v<const F&, const active_container&>) {
-        active_container active{};
-        if constexpr (is_std_vector<Container>)
-            active.resize(n);
+        active_container active = container_traits<Container>::template make_like<D>(x);
         // Block (rows [a, a + width), columns [b, b + width)) per pass; H is symmetric, so only
         // blocks with b >= a are computed.
         for (std::size_t a = 0; a < n; a += width) {
@@ -73,8 +71,9 @@ auto hessian_of_container(const F& f, const Container& x) {
                 for (std::size_t k = 0; k < n; ++k) {
                     const bool in_a = k >= a && k < a + width;
                     const bool in_b = k >= b && k < b + width;
-                    active[k] = seeded_twice<R, width>(static_cast<R>(x[k]), in_a ? k - a : 0,
-                                                       in_b ? k - b : 0, in_a, in_b);
+                    element(active, k) =
+                        seeded_twice<R, width>(static_cast<R>(element(x, k)), in_a ? k - a : 0,
+                                               in_b ? k - b : 0, in_a, in_b);
                 }
                 const auto y = f(active);
                 if constexpr (std::is_same_v<std::remove_cvref_t<decltype(y)>, D>) {

@@ -22,28 +22,26 @@ auto jacobian(const F& f, const Container& x) {
     using R = detail::promoted<typename Container::value_type>;
     constexpr std::size_t width = forward_chunk;
     using D = dual<R, width>;
-    using active_container = typename detail::rebind<Container, D>::type;
+    using active_container = detail::rebind<Container, D>;
     detail::check_generic<F, active_container>();
     const std::size_t n = x.size();
     matrix<R> j = detail::zero_matrix<R>(0, n);
     if constexpr (std::is_invocable_v<const F&, const active_container&>) {
-        active_container active{};
-        if constexpr (detail::is_std_vector<Container>)
-            active.resize(n);
+        active_container active = detail::container_traits<Container>::template make_like<D>(x);
         for (std::size_t k = 0; k < n; ++k)
-            active[k] = D(static_cast<R>(x[k]));
+            detail::element(active, k) = D(static_cast<R>(detail::element(x, k)));
         for (std::size_t start = 0; start == 0 || start < n; start += width) {
             const std::size_t stop = std::min(n, start + width);
             for (std::size_t k = start; k < stop; ++k)
-                active[k].tangent[k - start] = R(1);
+                detail::element(active, k).tangent[k - start] = R(1);
             const auto y = f(active);
             if (start == 0)
                 j = detail::zero_matrix<R>(y.size(), n);
             for (std::size_t i = 0; i < y.size(); ++i)
                 for (std::size_t k = start; k < stop; ++k)
-                    j(i, k) = y[i].tangent[k - start];
+                    j(i, k) = detail::element(y, i).tangent[k - start];
             for (std::size_t k = start; k < stop; ++k)
-                active[k].tangent[k - start] = R(0);
+                detail::element(active, k).tangent[k - start] = R(0);
             if (n == 0)
                 break;
         }
