@@ -52,7 +52,10 @@ auto compositions() {
 TEST_CASE("every mode agrees on compositions of every rule", "[forward][cross-mode]") {
     std::mt19937 random(314159);
     std::uniform_real_distribution<double> coordinate(0.55, 1.45);
-    const auto [x, y] = nabla::variables<2>();
+    // (No structured bindings: clang 14 cannot capture them in the lambdas below.)
+    const auto variables = nabla::variables<2>();
+    const auto x = std::get<0>(variables);
+    const auto y = std::get<1>(variables);
     using D = nabla::dual<double, 2>;
     using DD = nabla::dual<D, 2>;
     std::apply(
