@@ -93,3 +93,32 @@ TEST_CASE("every mode agrees on compositions of every rule", "[forward][cross-mo
         },
         compositions());
 }
+
+TEST_CASE("Taylor series and duals nest both ways", "[forward][cross-mode]") {
+    const auto f = [](auto x, auto y) {
+        using std::exp, std::log, std::sin, std::tgamma;
+        return exp(sin(x) * y) / (1.0 + x * x) + log(x + y) + tgamma(x) * y;
+    };
+    const auto variables = nabla::variables<2>();
+    const auto x = std::get<0>(variables);
+    const auto y = std::get<1>(variables);
+    const auto expression = f(x, y);
+    using D = nabla::dual<double, 1>;
+    using S = nabla::taylor<double, 3>;
+    // taylor<dual>: the series runs along x, the tangent along y.
+    nabla::taylor<D, 3> sx(D(0.7));
+    sx.c[1] = D(1.0);
+    const auto series_of_duals = f(sx, nabla::taylor<D, 3>(D(1.3, {1.0})));
+    // dual<taylor>: the same derivatives, nested the other way.
+    S tx(0.7);
+    tx.c[1] = 1.0;
+    const nabla::dual<S, 1> dx(tx);
+    const nabla::dual<S, 1> dy(S(1.3), {S(1.0)});
+    const auto duals_of_series = f(dx, dy);
+    const double xxy = nabla::d(expression, x, x, y)(0.7, 1.3);
+    const double xxxy = nabla::d(expression, x, x, x, y)(0.7, 1.3);
+    CHECK(series_of_duals.c[2].tangent[0] * 2.0 == Approx(xxy).epsilon(1e-13));
+    CHECK(duals_of_series.tangent[0].c[2] * 2.0 == Approx(xxy).epsilon(1e-13));
+    CHECK(series_of_duals.c[3].tangent[0] * 6.0 == Approx(xxxy).epsilon(1e-12));
+    CHECK(duals_of_series.tangent[0].c[3] * 6.0 == Approx(xxxy).epsilon(1e-12));
+}

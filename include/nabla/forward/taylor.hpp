@@ -385,7 +385,7 @@ constexpr taylor<T, K> cosh(const taylor<T, K>& u) {
 template <class T, std::size_t K, class I>
 requires std::is_integral_v<I>
 constexpr taylor<T, K> polygamma(I n, const taylor<T, K>& u) {
-    const T value = rules::polygamma(n, u.c[0]);
+    const T value = rules::polygamma_rule::value(n, u.c[0]);
     if constexpr (K == 0) {
         return taylor<T, 0>(value);
     } else {
