@@ -163,3 +163,31 @@ TEST_CASE("duals follow the rules' conventions", "[forward][dual][conventions]")
     CHECK(pow(zero, D(2.0, {0.0, 1.0})).tangent == std::array{0.0, 0.0});
     CHECK(floor(one * 2.5).tangent == std::array{0.0, 0.0});
 }
+
+TEST_CASE("duals with a number of directions known only at run time", "[forward][dual]") {
+    using D = nabla::dual<double, nabla::dynamic>;
+    const std::size_t n = 5;  // as if read from input
+    std::vector<D> x(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        x[i] = D(0.3 + 0.2 * static_cast<double>(i), std::vector<double>(n, 0.0));
+        x[i].tangent[i] = 1.0;
+    }
+    // Constants (2.0 and the accumulator's 0) have no tangent storage and read as zeros.
+    D sum = 0;
+    for (std::size_t i = 0; i + 1 < n; ++i)
+        sum += exp(x[i]) * x[i + 1] + 2.0;
+    REQUIRE(sum.tangent.size() == n);
+    std::vector<first_order<5>> fixed(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        fixed[i] = first_order<5>(0.3 + 0.2 * static_cast<double>(i));
+        fixed[i].tangent[i] = 1.0;
+    }
+    first_order<5> expected = 0;
+    for (std::size_t i = 0; i + 1 < n; ++i)
+        expected += exp(fixed[i]) * fixed[i + 1] + 2.0;
+    CHECK(sum.value == expected.value);
+    for (std::size_t i = 0; i < n; ++i)
+        CHECK(sum.tangent[i] == expected.tangent[i]);
+    CHECK(D(3.0).tangent.empty());
+    CHECK((D(3.0) * D(2.0)).tangent.empty());
+}

@@ -13,6 +13,7 @@
 // int; std::numeric_limits and std::common_type are specialised; isfinite/isnan/isinf are found by
 // argument-dependent lookup like the math functions.
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <compare>
@@ -20,6 +21,7 @@
 #include <limits>
 #include <ostream>
 #include <type_traits>
+#include <vector>
 
 #include "../concepts.hpp"
 #include "../config.hpp"
@@ -29,16 +31,21 @@
 
 namespace nabla {
 
+// The number of directions of a dual known only at run time: dual<double, nabla::dynamic> keeps
+// its tangents in a std::vector (a constant's is empty and reads as zeros).
+inline constexpr std::size_t dynamic = std::numeric_limits<std::size_t>::max();
+
 template <class T, std::size_t N>
 struct dual {
     static_assert(N > 0,
                   "nabla::dual<T, N>: N, the number of tangent directions, must be positive");
 
     using value_type = T;
+    using tangent_type = std::conditional_t<N == dynamic, std::vector<T>, std::array<T, N>>;
     static constexpr std::size_t size = N;
 
     T value{};
-    std::array<T, N> tangent{};
+    tangent_type tangent{};
 
     constexpr dual() = default;
     // A constant: its tangents are zero. Implicit, so that mixed arithmetic with plain numbers and
@@ -47,7 +54,7 @@ struct dual {
     requires(std::is_convertible_v<U, T> && !std::is_same_v<std::remove_cvref_t<U>, dual> &&
              !Expression<U>) constexpr dual(const U& v)
         : value(static_cast<T>(v)) {}
-    constexpr dual(const T& v, const std::array<T, N>& t) : value(v), tangent(t) {}
+    constexpr dual(const T& v, const tangent_type& t) : value(v), tangent(t) {}
 
     // An explicit conversion to a plain number drops the tangents.
     template <class U>
@@ -96,12 +103,38 @@ constexpr auto as_constant(const U& u) {
     return static_cast<typename primal_type<T>::type>(u);
 }
 
+// The number of directions of a dual, and its i-th tangent (zero past the end of a run-time-sized
+// dual's tangents, so that constants need no storage).
+template <class T, std::size_t N>
+constexpr std::size_t directions(const dual<T, N>& x) {
+    if constexpr (N == dynamic)
+        return x.tangent.size();
+    else
+        return N;
+}
+
+template <class T, std::size_t N>
+constexpr T tangent_at(const dual<T, N>& x, std::size_t i) {
+    if constexpr (N == dynamic)
+        return i < x.tangent.size() ? x.tangent[i] : T(0);
+    else
+        return x.tangent[i];
+}
+
+template <class T, std::size_t N>
+constexpr void make_room(dual<T, N>& r, std::size_t n) {
+    if constexpr (N == dynamic)
+        r.tangent.assign(n, T(0));
+}
+
 template <class Rule, class T, std::size_t N>
 NABLA_ALWAYS_INLINE constexpr dual<T, N> apply_unary(const dual<T, N>& x) {
     const T y = Rule::value(x.value);
     const T p = to_number<T>(Rule::template partial<0>(y, x.value));
     dual<T, N> r(y);
-    for (std::size_t i = 0; i < N; ++i)
+    const std::size_t n = directions(x);
+    make_room(r, n);
+    for (std::size_t i = 0; i < n; ++i)
         r.tangent[i] = p * x.tangent[i];
     return r;
 }
@@ -112,8 +145,10 @@ NABLA_ALWAYS_INLINE constexpr dual<T, N> apply_binary(const dual<T, N>& a, const
     const T pa = to_number<T>(Rule::template partial<0>(y, a.value, b.value));
     const T pb = to_number<T>(Rule::template partial<1>(y, a.value, b.value));
     dual<T, N> r(y);
-    for (std::size_t i = 0; i < N; ++i)
-        r.tangent[i] = pa * a.tangent[i] + pb * b.tangent[i];
+    const std::size_t n = std::max(directions(a), directions(b));
+    make_room(r, n);
+    for (std::size_t i = 0; i < n; ++i)
+        r.tangent[i] = pa * tangent_at(a, i) + pb * tangent_at(b, i);
     return r;
 }
 
@@ -123,7 +158,9 @@ NABLA_ALWAYS_INLINE constexpr dual<T, N> apply_left(const dual<T, N>& a, const U
     const T y = Rule::value(a.value, b);
     const T pa = to_number<T>(Rule::template partial<0>(y, a.value, b));
     dual<T, N> r(y);
-    for (std::size_t i = 0; i < N; ++i)
+    const std::size_t n = directions(a);
+    make_room(r, n);
+    for (std::size_t i = 0; i < n; ++i)
         r.tangent[i] = pa * a.tangent[i];
     return r;
 }
@@ -133,7 +170,9 @@ NABLA_ALWAYS_INLINE constexpr dual<T, N> apply_right(const U& a, const dual<T, N
     const T y = Rule::value(a, b.value);
     const T pb = to_number<T>(Rule::template partial<1>(y, a, b.value));
     dual<T, N> r(y);
-    for (std::size_t i = 0; i < N; ++i)
+    const std::size_t n = directions(b);
+    make_room(r, n);
+    for (std::size_t i = 0; i < n; ++i)
         r.tangent[i] = pb * b.tangent[i];
     return r;
 }
@@ -145,8 +184,10 @@ constexpr dual<T, N> apply_ternary(const dual<T, N>& a, const dual<T, N>& b, con
     const T pb = to_number<T>(Rule::template partial<1>(y, a.value, b.value, c.value));
     const T pc = to_number<T>(Rule::template partial<2>(y, a.value, b.value, c.value));
     dual<T, N> r(y);
-    for (std::size_t i = 0; i < N; ++i)
-        r.tangent[i] = pa * a.tangent[i] + pb * b.tangent[i] + pc * c.tangent[i];
+    const std::size_t n = std::max({directions(a), directions(b), directions(c)});
+    make_room(r, n);
+    for (std::size_t i = 0; i < n; ++i)
+        r.tangent[i] = pa * tangent_at(a, i) + pb * tangent_at(b, i) + pc * tangent_at(c, i);
     return r;
 }
 
@@ -332,7 +373,7 @@ constexpr bool isinf(const dual<T, N>& x) {
 template <class T, std::size_t N>
 std::ostream& operator<<(std::ostream& out, const dual<T, N>& x) {
     out << x.value << " [";
-    for (std::size_t i = 0; i < N; ++i)
+    for (std::size_t i = 0; i < detail::directions(x); ++i)
         out << (i ? ", " : "") << x.tangent[i];
     return out << "]";
 }
