@@ -28,6 +28,7 @@
 #include "../core/evaluate.hpp"
 #include "../core/functions.hpp"
 #include "../rules.hpp"
+#include "../simd/tangents.hpp"
 
 namespace nabla {
 
@@ -132,10 +133,13 @@ NABLA_ALWAYS_INLINE constexpr dual<T, N> apply_unary(const dual<T, N>& x) {
     const T y = Rule::value(x.value);
     const T p = to_number<T>(Rule::template partial<0>(y, x.value));
     dual<T, N> r(y);
-    const std::size_t n = directions(x);
-    make_room(r, n);
-    for (std::size_t i = 0; i < n; ++i)
-        r.tangent[i] = p * x.tangent[i];
+    if constexpr (N != dynamic) {
+        simd::scale(r.tangent, p, x.tangent);
+    } else {
+        make_room(r, directions(x));
+        for (std::size_t i = 0; i < r.tangent.size(); ++i)
+            r.tangent[i] = p * x.tangent[i];
+    }
     return r;
 }
 
@@ -145,10 +149,13 @@ NABLA_ALWAYS_INLINE constexpr dual<T, N> apply_binary(const dual<T, N>& a, const
     const T pa = to_number<T>(Rule::template partial<0>(y, a.value, b.value));
     const T pb = to_number<T>(Rule::template partial<1>(y, a.value, b.value));
     dual<T, N> r(y);
-    const std::size_t n = std::max(directions(a), directions(b));
-    make_room(r, n);
-    for (std::size_t i = 0; i < n; ++i)
-        r.tangent[i] = pa * tangent_at(a, i) + pb * tangent_at(b, i);
+    if constexpr (N != dynamic) {
+        simd::combine(r.tangent, pa, a.tangent, pb, b.tangent);
+    } else {
+        make_room(r, std::max(directions(a), directions(b)));
+        for (std::size_t i = 0; i < r.tangent.size(); ++i)
+            r.tangent[i] = pa * tangent_at(a, i) + pb * tangent_at(b, i);
+    }
     return r;
 }
 
@@ -158,10 +165,13 @@ NABLA_ALWAYS_INLINE constexpr dual<T, N> apply_left(const dual<T, N>& a, const U
     const T y = Rule::value(a.value, b);
     const T pa = to_number<T>(Rule::template partial<0>(y, a.value, b));
     dual<T, N> r(y);
-    const std::size_t n = directions(a);
-    make_room(r, n);
-    for (std::size_t i = 0; i < n; ++i)
-        r.tangent[i] = pa * a.tangent[i];
+    if constexpr (N != dynamic) {
+        simd::scale(r.tangent, pa, a.tangent);
+    } else {
+        make_room(r, directions(a));
+        for (std::size_t i = 0; i < r.tangent.size(); ++i)
+            r.tangent[i] = pa * a.tangent[i];
+    }
     return r;
 }
 
@@ -170,10 +180,13 @@ NABLA_ALWAYS_INLINE constexpr dual<T, N> apply_right(const U& a, const dual<T, N
     const T y = Rule::value(a, b.value);
     const T pb = to_number<T>(Rule::template partial<1>(y, a, b.value));
     dual<T, N> r(y);
-    const std::size_t n = directions(b);
-    make_room(r, n);
-    for (std::size_t i = 0; i < n; ++i)
-        r.tangent[i] = pb * b.tangent[i];
+    if constexpr (N != dynamic) {
+        simd::scale(r.tangent, pb, b.tangent);
+    } else {
+        make_room(r, directions(b));
+        for (std::size_t i = 0; i < r.tangent.size(); ++i)
+            r.tangent[i] = pb * b.tangent[i];
+    }
     return r;
 }
 
