@@ -154,11 +154,12 @@ constexpr taylor<T, K> power_series(const T& value, const taylor<T, K>& u, const
         if (u.c[0] == T(0))
             taylor_domain_error<T, K>("nabla::taylor: a real power of a series that is 0 at the "
                                       "point has no Taylor series there");
+        const T inverse = T(1) / u.c[0];
         for (std::size_t k = 1; k <= K; ++k) {
             T sum = T(0);
             for (std::size_t j = 0; j < k; ++j)
                 sum += (r * T(k - j) - T(j)) * u.c[k - j] * y.c[j];
-            y.c[k] = sum / (T(k) * u.c[0]);
+            y.c[k] = sum * reciprocals<T, K>[k] * inverse;
         }
     }
     return y;
@@ -210,11 +211,13 @@ constexpr taylor<T, K> operator/(const taylor<T, K>& a, const taylor<T, K>& b) {
         detail::taylor_domain_error<T, K>(
             "nabla::taylor: division by a series whose constant term is 0");
     taylor<T, K> q;
-    for (std::size_t k = 0; k <= K; ++k) {
+    q.c[0] = a.c[0] / b.c[0];
+    const T inverse = T(1) / b.c[0];  // one division; the recurrence multiplies
+    for (std::size_t k = 1; k <= K; ++k) {
         T sum = a.c[k];
         for (std::size_t j = 0; j < k; ++j)
             sum -= q.c[j] * b.c[k - j];
-        q.c[k] = sum / b.c[0];
+        q.c[k] = sum * inverse;
     }
     return q;
 }
@@ -265,14 +268,28 @@ constexpr auto operator<=>(const taylor<T, K>& a, const U& b) {
 }
 
 // Functions whose derivative is best written with their own value.
+namespace detail {
+// y' = c y u' for a constant c (exp: c = 1, exp2: c = ln 2): k y_k = c sum_{j=1..k} j u_j y_{k-j}.
+template <class T, std::size_t K>
+constexpr taylor<T, K> scaled_exponential(const T& value, const taylor<T, K>& u, const T& c) {
+    taylor<T, K> y(value);
+    for (std::size_t k = 1; k <= K; ++k) {
+        T sum = T(0);
+        for (std::size_t j = 1; j <= k; ++j)
+            sum += T(j) * u.c[j] * y.c[k - j];
+        y.c[k] = c * sum * reciprocals<T, K>[k];
+    }
+    return y;
+}
+}  // namespace detail
+
 template <class T, std::size_t K>
 constexpr taylor<T, K> exp(const taylor<T, K>& u) {
-    return detail::exponential_like(rules::exp_rule::value(u.c[0]), u, taylor<T, K>(T(1)));
+    return detail::scaled_exponential(rules::exp_rule::value(u.c[0]), u, T(1));
 }
 template <class T, std::size_t K>
 constexpr taylor<T, K> exp2(const taylor<T, K>& u) {
-    return detail::exponential_like(rules::exp2_rule::value(u.c[0]), u,
-                                    taylor<T, K>(as<T>(nabla::ln2)));
+    return detail::scaled_exponential(rules::exp2_rule::value(u.c[0]), u, as<T>(nabla::ln2));
 }
 template <class T, std::size_t K>
 constexpr taylor<T, K> expm1(const taylor<T, K>& u) {
@@ -289,11 +306,12 @@ constexpr taylor<T, K> sqrt(const taylor<T, K>& u) {
             detail::taylor_domain_error<T, K>(
                 "nabla::taylor: sqrt of a series that is 0 at the point has no Taylor series");
         // y^2 = u: y_k = (u_k - sum_{j=1..k-1} y_j y_{k-j}) / (2 y_0)
+        const T inverse = T(1) / (T(2) * y.c[0]);
         for (std::size_t k = 1; k <= K; ++k) {
             T sum = u.c[k];
             for (std::size_t j = 1; j < k; ++j)
                 sum -= y.c[j] * y.c[k - j];
-            y.c[k] = sum / (T(2) * y.c[0]);
+            y.c[k] = sum * inverse;
         }
     }
     return y;
