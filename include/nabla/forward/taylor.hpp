@@ -197,6 +197,19 @@ constexpr taylor<T, K> operator+(const taylor<T, K>& a) {
 template <class T, std::size_t K>
 constexpr taylor<T, K> operator*(const taylor<T, K>& a, const taylor<T, K>& b) {
     taylor<T, K> r;
+    if (&a == &b) {
+        // A square: the Cauchy product is symmetric, so half of it suffices.
+        for (std::size_t k = 0; k <= K; ++k) {
+            T sum = T(0);
+            for (std::size_t j = 0; 2 * j < k; ++j)
+                sum += a.c[j] * a.c[k - j];
+            sum += sum;
+            if (k % 2 == 0)
+                sum += a.c[k / 2] * a.c[k / 2];
+            r.c[k] = sum;
+        }
+        return r;
+    }
     for (std::size_t k = 0; k <= K; ++k) {
         T sum = T(0);
         for (std::size_t j = 0; j <= k; ++j)
