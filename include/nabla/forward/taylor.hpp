@@ -339,41 +339,34 @@ constexpr taylor<T, K> log(const taylor<T, K>& u) {
         detail::taylor_domain_error<T, K>("nabla::taylor: log of a series that is 0 at the point");
     return detail::by_partial<rules::log_rule>(u);
 }
+namespace detail {
+// y' = (1 + sign y^2) u' (tan: sign = +1, tanh: sign = -1), with w = 1 + sign y^2 built as the
+// coefficients of y become known.
 template <class T, std::size_t K>
-constexpr taylor<T, K> tan(const taylor<T, K>& u) {
-    // y' = (1 + y^2) u'
-    taylor<T, K> y;
-    y.c[0] = rules::tan_rule::value(u.c[0]);
+constexpr taylor<T, K> riccati(const T& value, const taylor<T, K>& u, const T& sign) {
+    taylor<T, K> y(value);
     std::array<T, K + 1> w{};
     for (std::size_t k = 1; k <= K; ++k) {
-        T wk = k == 1 ? T(1) : T(0);
+        T square = T(0);
         for (std::size_t i = 0; i <= k - 1; ++i)
-            wk += y.c[i] * y.c[k - 1 - i];
-        w[k - 1] = wk;
+            square += y.c[i] * y.c[k - 1 - i];
+        w[k - 1] = (k == 1 ? T(1) : T(0)) + sign * square;
         T sum = T(0);
         for (std::size_t j = 1; j <= k; ++j)
             sum += T(j) * u.c[j] * w[k - j];
-        y.c[k] = sum * detail::reciprocals<T, K>[k];
+        y.c[k] = sum * reciprocals<T, K>[k];
     }
     return y;
 }
+}  // namespace detail
+
+template <class T, std::size_t K>
+constexpr taylor<T, K> tan(const taylor<T, K>& u) {
+    return detail::riccati(rules::tan_rule::value(u.c[0]), u, T(1));
+}
 template <class T, std::size_t K>
 constexpr taylor<T, K> tanh(const taylor<T, K>& u) {
-    // y' = (1 - y^2) u'
-    taylor<T, K> y;
-    y.c[0] = rules::tanh_rule::value(u.c[0]);
-    std::array<T, K + 1> w{};
-    for (std::size_t k = 1; k <= K; ++k) {
-        T wk = k == 1 ? T(1) : T(0);
-        for (std::size_t i = 0; i <= k - 1; ++i)
-            wk -= y.c[i] * y.c[k - 1 - i];
-        w[k - 1] = wk;
-        T sum = T(0);
-        for (std::size_t j = 1; j <= k; ++j)
-            sum += T(j) * u.c[j] * w[k - j];
-        y.c[k] = sum * detail::reciprocals<T, K>[k];
-    }
-    return y;
+    return detail::riccati(rules::tanh_rule::value(u.c[0]), u, T(-1));
 }
 
 // sin and cos (sinh and cosh) together: s' = c u', c' = -s u' (c' = s u').
