@@ -9,6 +9,8 @@ Rerun from the repository root:  /usr/bin/python3 bench/generate_closed_form.py
 """
 
 import os
+import shutil
+import subprocess
 
 import sympy
 
@@ -73,6 +75,9 @@ def main():
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "generated", "closed_form.hpp")
     with open(path, "w") as out:
         out.write("\n".join(header))
+    # Keep the generated file in the project's format (.clang-format at the root).
+    if shutil.which("clang-format"):
+        subprocess.run(["clang-format", "-i", path], check=True)
 
 
 if __name__ == "__main__":

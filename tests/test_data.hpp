@@ -65,6 +65,13 @@ inline bool close(double computed, double expected, double tolerance) {
     return std::abs(computed - expected) <= tolerance * std::abs(expected);
 }
 
+// The next whitespace-separated number of a data line: repr floats, inf, -inf or nan.
+inline double read_number(std::istream& in) {
+    std::string field;
+    in >> field;
+    return std::strtod(field.c_str(), nullptr);
+}
+
 // One row of tests/data/rules.txt: a function at a point, with its value, gradient, Hessian
 // (upper triangle) and tolerances, from mpmath.
 struct row {
@@ -85,11 +92,7 @@ inline std::vector<row> read_rows() {
         row r;
         r.text = line;
         std::size_t count = 0;
-        const auto number = [&] {
-            std::string field;
-            in >> field;
-            return std::strtod(field.c_str(), nullptr);
-        };
+        const auto number = [&] { return nabla_test::read_number(in); };
         in >> r.name >> count;
         for (std::size_t i = 0; i < count; ++i)
             r.parameters.push_back(number());

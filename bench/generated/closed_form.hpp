@@ -12,128 +12,191 @@ using std::cos, std::exp, std::pow, std::sin;
 
 inline std::array<double, 5> closed_form_4(double x) {
     const double x0 = sin(x);
-    const double x1 = ((x)*(x));
+    const double x1 = ((x) * (x));
     const double x2 = x1 + 1;
-    const double x3 = 1.0/x2;
-    const double x4 = x3*exp(x0);
+    const double x3 = 1.0 / x2;
+    const double x4 = x3 * exp(x0);
     const double x5 = cos(x);
-    const double x6 = 2*x3;
-    const double x7 = ((x5)*(x5));
-    const double x8 = (1.0/((x2)*(x2)));
-    const double x9 = x3*x5;
-    const double x10 = x*x9;
-    const double x11 = ((x5)*(x5)*(x5));
-    const double x12 = (1.0/((x2)*(x2)*(x2)));
-    const double x13 = ((x)*(x)*(x))*x12;
-    const double x14 = 6*x7;
-    const double x15 = x*x3;
-    const double x16 = 12*x3;
-    const double x17 = 48*x1*x8;
-    return {x4, x4*(-x*x6 + x5), x4*(-x0 + 8*x1*x8 - 4*x10 - x6 + x7), x4*(6*x*x0*x3 + 24*x*x8 - 3*x0*x5 + 24*x1*x5*x8 + x11 - 48*x13 - x14*x15 - x5 - 6*x9), x4*(384*((x)*(x)*(x)*(x))/((x2)*(x2)*(x2)*(x2)) + 96*x*x5*x8 + 3*((x0)*(x0)) + 24*x0*x10 - x0*x14 + x0*x16 - x0*x17 + x0 - 288*x1*x12 + 8*x10 - 8*x11*x15 - 192*x13*x5 - x16*x7 + x17*x7 + ((x5)*(x5)*(x5)*(x5)) - 4*x7 + 24*x8)};
+    const double x6 = 2 * x3;
+    const double x7 = ((x5) * (x5));
+    const double x8 = (1.0 / ((x2) * (x2)));
+    const double x9 = x3 * x5;
+    const double x10 = x * x9;
+    const double x11 = ((x5) * (x5) * (x5));
+    const double x12 = (1.0 / ((x2) * (x2) * (x2)));
+    const double x13 = ((x) * (x) * (x)) * x12;
+    const double x14 = 6 * x7;
+    const double x15 = x * x3;
+    const double x16 = 12 * x3;
+    const double x17 = 48 * x1 * x8;
+    return {x4, x4 * (-x * x6 + x5), x4 * (-x0 + 8 * x1 * x8 - 4 * x10 - x6 + x7),
+            x4 * (6 * x * x0 * x3 + 24 * x * x8 - 3 * x0 * x5 + 24 * x1 * x5 * x8 + x11 - 48 * x13 -
+                  x14 * x15 - x5 - 6 * x9),
+            x4 * (384 * ((x) * (x) * (x) * (x)) / ((x2) * (x2) * (x2) * (x2)) + 96 * x * x5 * x8 +
+                  3 * ((x0) * (x0)) + 24 * x0 * x10 - x0 * x14 + x0 * x16 - x0 * x17 + x0 -
+                  288 * x1 * x12 + 8 * x10 - 8 * x11 * x15 - 192 * x13 * x5 - x16 * x7 + x17 * x7 +
+                  ((x5) * (x5) * (x5) * (x5)) - 4 * x7 + 24 * x8)};
 }
 
 inline std::array<double, 9> closed_form_8(double x) {
     const double x0 = sin(x);
-    const double x1 = ((x)*(x));
+    const double x1 = ((x) * (x));
     const double x2 = x1 + 1;
-    const double x3 = 1.0/x2;
-    const double x4 = x3*exp(x0);
+    const double x3 = 1.0 / x2;
+    const double x4 = x3 * exp(x0);
     const double x5 = cos(x);
-    const double x6 = 2*x3;
-    const double x7 = ((x5)*(x5));
-    const double x8 = (1.0/((x2)*(x2)));
-    const double x9 = x3*x5;
-    const double x10 = x*x9;
-    const double x11 = x0*x5;
-    const double x12 = ((x5)*(x5)*(x5));
-    const double x13 = (1.0/((x2)*(x2)*(x2)));
-    const double x14 = ((x)*(x)*(x));
-    const double x15 = x13*x14;
-    const double x16 = x3*x7;
-    const double x17 = ((x5)*(x5)*(x5)*(x5));
-    const double x18 = ((x0)*(x0));
-    const double x19 = x0*x7;
-    const double x20 = 12*x3;
-    const double x21 = x1*x13;
-    const double x22 = (1.0/((x2)*(x2)*(x2)*(x2)));
-    const double x23 = ((x)*(x)*(x)*(x));
-    const double x24 = x22*x23;
-    const double x25 = x5*x8;
-    const double x26 = x*x25;
-    const double x27 = x12*x3;
-    const double x28 = x*x27;
-    const double x29 = x1*x8;
-    const double x30 = 48*x29;
-    const double x31 = x15*x5;
-    const double x32 = x0*x10;
-    const double x33 = ((x5)*(x5)*(x5)*(x5)*(x5));
-    const double x34 = 10*x12;
-    const double x35 = 15*x18;
-    const double x36 = 720*x13;
-    const double x37 = x14*x22;
-    const double x38 = ((x)*(x)*(x)*(x)*(x));
-    const double x39 = (1.0/((x2)*(x2)*(x2)*(x2)*(x2)));
-    const double x40 = x38*x39;
-    const double x41 = 240*x;
-    const double x42 = x0*x3;
-    const double x43 = 10*x;
-    const double x44 = x0*x9;
-    const double x45 = x7*x8;
-    const double x46 = x18*x3;
-    const double x47 = x*x46;
-    const double x48 = x*x16;
-    const double x49 = x17*x3;
-    const double x50 = 80*x29;
-    const double x51 = 480*x15;
-    const double x52 = x24*x5;
-    const double x53 = x19*x3;
-    const double x54 = x*x53;
-    const double x55 = ((x0)*(x0)*(x0));
-    const double x56 = ((x5)*(x5)*(x5)*(x5)*(x5)*(x5));
-    const double x57 = x0*x17;
-    const double x58 = 30*x3;
-    const double x59 = x23*x39;
-    const double x60 = ((x)*(x)*(x)*(x)*(x)*(x));
-    const double x61 = (1.0/((x2)*(x2)*(x2)*(x2)*(x2)*(x2)));
-    const double x62 = x13*x5;
-    const double x63 = x*x62;
-    const double x64 = x*x33;
-    const double x65 = x*x8;
-    const double x66 = x11*x65;
-    const double x67 = x29*x7;
-    const double x68 = x12*x15;
-    const double x69 = x10*x18;
-    const double x70 = x19*x29;
-    const double x71 = ((x5)*(x5)*(x5)*(x5)*(x5)*(x5)*(x5));
-    const double x72 = 210*x18;
-    const double x73 = x14*x39;
-    const double x74 = (1.0/((x2)*(x2)*(x2)*(x2)*(x2)*(x2)*(x2)));
-    const double x75 = ((x)*(x)*(x)*(x)*(x)*(x)*(x))*x74;
-    const double x76 = x3*x33;
-    const double x77 = x*x13;
-    const double x78 = 1680*x15;
-    const double x79 = 1680*x29;
-    const double x80 = 5040*x18;
-    const double x81 = x19*x8;
-    const double x82 = 40320*x22;
-    const double x83 = x0*x12;
-    const double x84 = 56*x56;
-    const double x85 = x18*x7;
-    const double x86 = 20160*x13;
-    const double x87 = 1680*x8;
-    const double x88 = 840*x3;
-    const double x89 = x*x76;
-    const double x90 = 483840*x1*x22;
-    const double x91 = 20160*x21;
-    const double x92 = 224*x29;
-    const double x93 = 215040*x37;
-    const double x94 = 1612800*x59;
-    const double x95 = 26880*x24;
-    const double x96 = 215040*x40;
-    const double x97 = 1290240*x60*x61;
-    const double x98 = 3360*x29;
-    const double x99 = 645120*x11;
-    return {x4, x4*(-x*x6 + x5), x4*(-x0 + 8*x1*x8 - 4*x10 - x6 + x7), x4*(6*x*x0*x3 - 6*x*x16 + 24*x*x8 + 24*x1*x5*x8 - 3*x11 + x12 - 48*x15 - x5 - 6*x9), x4*(x0*x20 - x0*x30 + x0 + 8*x10 + x17 + 3*x18 - 6*x19 - x20*x7 - 288*x21 + 384*x24 + 96*x26 - 8*x28 + x30*x7 - 192*x31 + 24*x32 - 4*x7 + 24*x8), x4*(-x*x36 - x0*x34 - x0*x41*x8 + x0*x51 - 240*x11*x29 + 15*x11 + x12*x50 - 1440*x21*x5 + 120*x25 - 20*x27 + x33 - x34 + x35*x5 + 3840*x37 - 3840*x40 + x41*x45 - x42*x43 - x43*x49 + 60*x44 - 30*x47 + 40*x48 - x5*x50 + x5 - x51*x7 + 1920*x52 + 60*x54 + 20*x9), x4*(120*x*x0*x12*x3 + 120*x*x12*x3 + 480*x*x12*x8 + 4320*x0*x1*x13 + 120*x0*x1*x8 + 2880*x0*x13*x14*x5 - 5760*x0*x24 + 180*x0*x3*x7 - x0*x58 + 75*x0*x7 - 360*x0*x8 - x0 + 120*x1*x17*x8 + 360*x1*x18*x8 + 17280*x1*x22 - 12*x10 + 960*x13*x14*x5 + 23040*x14*x22*x5 - x17*x58 - 20*x17 + 45*x18*x7 - x20*x64 - 4320*x21*x7 + 5760*x22*x23*x7 - 480*x26 + 120*x3*x7 - 180*x32 - x35 - x36 - 23040*x40*x5 - 90*x46 - 15*x55 + x56 - 15*x57 - 57600*x59 + 46080*x60*x61 - 4320*x63 - 1440*x66 - 480*x67 - 960*x68 - 180*x69 + 360*x7*x8 + 16*x7 - 720*x70), x4*(15120*x*x0*x13 + 210*x*x0*x17*x3 + 14*x*x0*x3 + 840*x*x0*x8 + 280*x*x17*x3 + 840*x*x17*x8 + 210*x*x18*x3 + 2520*x*x18*x8 + 40320*x*x22 + 210*x*x3*x55 - 14*x*x3*x56 - 3360*x*x45 - 5040*x*x81 + 30240*x0*x1*x13*x5 + 2520*x0*x1*x5*x8 + 420*x0*x12*x3 + 245*x0*x12 + 10080*x0*x13*x14*x7 - 21*x0*x33 - 80640*x0*x37 + 80640*x0*x38*x39 - x0*x78 + 10080*x1*x13*x5 + 2520*x1*x18*x5*x8 + 120960*x1*x22*x5 + 168*x1*x33*x8 + 168*x1*x5*x8 - x11*x23*x82 - 2520*x11*x8 - 63*x11 + 105*x12*x18 - 10080*x12*x21 + 13440*x12*x22*x23 + 420*x12*x3 - x12*x79 + 840*x12*x8 + 91*x12 + 6720*x13*x14*x7 + 80640*x14*x22*x7 - x15*x80 - x17*x78 - 630*x18*x9 - 840*x25 - 35*x33 + 967680*x38*x61 - 80640*x40*x7 - 630*x44 - 630*x47*x7 - 224*x48 - 105*x5*x55 - 403200*x5*x59 + 322560*x5*x60*x61 - x5*x72 - x5 - 13440*x52 - 1050*x54 - 5040*x62 - 15120*x7*x77 + x71 - 403200*x73 - 645120*x75 - 42*x76 - x79*x83 - 42*x9), x4*(10321920*((x)*(x)*(x)*(x)*(x)*(x)*(x)*(x))/((x2)*(x2)*(x2)*(x2)*(x2)*(x2)*(x2)*(x2)) - 13440*x*x12*x8 + 322560*x*x22*x5 - 16*x*x3*x71 + 105*((x0)*(x0)*(x0)*(x0)) - 3920*x0*x28 - 28*x0*x56 + x0*x86 + x0*x87 + 336*x0*x89 - x0*x90 - x0*x91 - x0*x92 + x0*x94 + x0*x95 - x0*x97 + x0 - 1612800*x1*x39 + 1680*x10*x55 + 16*x10 - 40320*x11*x15 + 120960*x11*x77 - 40320*x12*x77 + x12*x93 - x12*x96 - 2688*x15*x33 + 26880*x15*x83 - 896*x16 - 4480*x17*x29 + x17*x72 + x17*x87 - x17*x91 + x17*x95 + 336*x17 - 60480*x18*x21 + 80640*x18*x24 + 20160*x18*x26 - 1680*x18*x28 - 3360*x18*x29 - 40320*x18*x31 + 63*x18 + 120960*x19*x21 - 161280*x19*x24 - 756*x19 + 80640*x21*x7 + 9676800*x23*x61 - 107520*x24*x7 + 1344*x26 - 1456*x28 + 10080*x29*x85 - x3*x84 - 2688*x31 + 1008*x32 - x37*x99 + 7741440*x38*x5*x61 + x40*x99 + 56*x42 - 6720*x45 - 2520*x46*x7 + 840*x46 + 1120*x49 + ((x5)*(x5)*(x5)*(x5)*(x5)*(x5)*(x5)*(x5)) - 3225600*x5*x73 - 5160960*x5*x75 - x5*x93 + x5*x96 - 4200*x53 - 420*x55*x7 + x55*x88 - x55*x98 + 210*x55 + x56*x92 + x57*x88 - x57*x98 + 630*x57 - 18063360*x60*x74 + 40320*x63 + 1344*x64*x8 - 13440*x65*x83 + 20160*x66 + 3584*x67 + 26880*x68 + 3360*x69 - x7*x86 + x7*x90 - x7*x94 + x7*x97 - 64*x7 + 16800*x70 + x8*x80 - 10080*x81 + x82 - x84 - 1260*x85 + 560*x89)};
+    const double x6 = 2 * x3;
+    const double x7 = ((x5) * (x5));
+    const double x8 = (1.0 / ((x2) * (x2)));
+    const double x9 = x3 * x5;
+    const double x10 = x * x9;
+    const double x11 = x0 * x5;
+    const double x12 = ((x5) * (x5) * (x5));
+    const double x13 = (1.0 / ((x2) * (x2) * (x2)));
+    const double x14 = ((x) * (x) * (x));
+    const double x15 = x13 * x14;
+    const double x16 = x3 * x7;
+    const double x17 = ((x5) * (x5) * (x5) * (x5));
+    const double x18 = ((x0) * (x0));
+    const double x19 = x0 * x7;
+    const double x20 = 12 * x3;
+    const double x21 = x1 * x13;
+    const double x22 = (1.0 / ((x2) * (x2) * (x2) * (x2)));
+    const double x23 = ((x) * (x) * (x) * (x));
+    const double x24 = x22 * x23;
+    const double x25 = x5 * x8;
+    const double x26 = x * x25;
+    const double x27 = x12 * x3;
+    const double x28 = x * x27;
+    const double x29 = x1 * x8;
+    const double x30 = 48 * x29;
+    const double x31 = x15 * x5;
+    const double x32 = x0 * x10;
+    const double x33 = ((x5) * (x5) * (x5) * (x5) * (x5));
+    const double x34 = 10 * x12;
+    const double x35 = 15 * x18;
+    const double x36 = 720 * x13;
+    const double x37 = x14 * x22;
+    const double x38 = ((x) * (x) * (x) * (x) * (x));
+    const double x39 = (1.0 / ((x2) * (x2) * (x2) * (x2) * (x2)));
+    const double x40 = x38 * x39;
+    const double x41 = 240 * x;
+    const double x42 = x0 * x3;
+    const double x43 = 10 * x;
+    const double x44 = x0 * x9;
+    const double x45 = x7 * x8;
+    const double x46 = x18 * x3;
+    const double x47 = x * x46;
+    const double x48 = x * x16;
+    const double x49 = x17 * x3;
+    const double x50 = 80 * x29;
+    const double x51 = 480 * x15;
+    const double x52 = x24 * x5;
+    const double x53 = x19 * x3;
+    const double x54 = x * x53;
+    const double x55 = ((x0) * (x0) * (x0));
+    const double x56 = ((x5) * (x5) * (x5) * (x5) * (x5) * (x5));
+    const double x57 = x0 * x17;
+    const double x58 = 30 * x3;
+    const double x59 = x23 * x39;
+    const double x60 = ((x) * (x) * (x) * (x) * (x) * (x));
+    const double x61 = (1.0 / ((x2) * (x2) * (x2) * (x2) * (x2) * (x2)));
+    const double x62 = x13 * x5;
+    const double x63 = x * x62;
+    const double x64 = x * x33;
+    const double x65 = x * x8;
+    const double x66 = x11 * x65;
+    const double x67 = x29 * x7;
+    const double x68 = x12 * x15;
+    const double x69 = x10 * x18;
+    const double x70 = x19 * x29;
+    const double x71 = ((x5) * (x5) * (x5) * (x5) * (x5) * (x5) * (x5));
+    const double x72 = 210 * x18;
+    const double x73 = x14 * x39;
+    const double x74 = (1.0 / ((x2) * (x2) * (x2) * (x2) * (x2) * (x2) * (x2)));
+    const double x75 = ((x) * (x) * (x) * (x) * (x) * (x) * (x)) * x74;
+    const double x76 = x3 * x33;
+    const double x77 = x * x13;
+    const double x78 = 1680 * x15;
+    const double x79 = 1680 * x29;
+    const double x80 = 5040 * x18;
+    const double x81 = x19 * x8;
+    const double x82 = 40320 * x22;
+    const double x83 = x0 * x12;
+    const double x84 = 56 * x56;
+    const double x85 = x18 * x7;
+    const double x86 = 20160 * x13;
+    const double x87 = 1680 * x8;
+    const double x88 = 840 * x3;
+    const double x89 = x * x76;
+    const double x90 = 483840 * x1 * x22;
+    const double x91 = 20160 * x21;
+    const double x92 = 224 * x29;
+    const double x93 = 215040 * x37;
+    const double x94 = 1612800 * x59;
+    const double x95 = 26880 * x24;
+    const double x96 = 215040 * x40;
+    const double x97 = 1290240 * x60 * x61;
+    const double x98 = 3360 * x29;
+    const double x99 = 645120 * x11;
+    return {
+        x4,
+        x4 * (-x * x6 + x5),
+        x4 * (-x0 + 8 * x1 * x8 - 4 * x10 - x6 + x7),
+        x4 * (6 * x * x0 * x3 - 6 * x * x16 + 24 * x * x8 + 24 * x1 * x5 * x8 - 3 * x11 + x12 -
+              48 * x15 - x5 - 6 * x9),
+        x4 * (x0 * x20 - x0 * x30 + x0 + 8 * x10 + x17 + 3 * x18 - 6 * x19 - x20 * x7 - 288 * x21 +
+              384 * x24 + 96 * x26 - 8 * x28 + x30 * x7 - 192 * x31 + 24 * x32 - 4 * x7 + 24 * x8),
+        x4 * (-x * x36 - x0 * x34 - x0 * x41 * x8 + x0 * x51 - 240 * x11 * x29 + 15 * x11 +
+              x12 * x50 - 1440 * x21 * x5 + 120 * x25 - 20 * x27 + x33 - x34 + x35 * x5 +
+              3840 * x37 - 3840 * x40 + x41 * x45 - x42 * x43 - x43 * x49 + 60 * x44 - 30 * x47 +
+              40 * x48 - x5 * x50 + x5 - x51 * x7 + 1920 * x52 + 60 * x54 + 20 * x9),
+        x4 * (120 * x * x0 * x12 * x3 + 120 * x * x12 * x3 + 480 * x * x12 * x8 +
+              4320 * x0 * x1 * x13 + 120 * x0 * x1 * x8 + 2880 * x0 * x13 * x14 * x5 -
+              5760 * x0 * x24 + 180 * x0 * x3 * x7 - x0 * x58 + 75 * x0 * x7 - 360 * x0 * x8 - x0 +
+              120 * x1 * x17 * x8 + 360 * x1 * x18 * x8 + 17280 * x1 * x22 - 12 * x10 +
+              960 * x13 * x14 * x5 + 23040 * x14 * x22 * x5 - x17 * x58 - 20 * x17 + 45 * x18 * x7 -
+              x20 * x64 - 4320 * x21 * x7 + 5760 * x22 * x23 * x7 - 480 * x26 + 120 * x3 * x7 -
+              180 * x32 - x35 - x36 - 23040 * x40 * x5 - 90 * x46 - 15 * x55 + x56 - 15 * x57 -
+              57600 * x59 + 46080 * x60 * x61 - 4320 * x63 - 1440 * x66 - 480 * x67 - 960 * x68 -
+              180 * x69 + 360 * x7 * x8 + 16 * x7 - 720 * x70),
+        x4 *
+            (15120 * x * x0 * x13 + 210 * x * x0 * x17 * x3 + 14 * x * x0 * x3 + 840 * x * x0 * x8 +
+             280 * x * x17 * x3 + 840 * x * x17 * x8 + 210 * x * x18 * x3 + 2520 * x * x18 * x8 +
+             40320 * x * x22 + 210 * x * x3 * x55 - 14 * x * x3 * x56 - 3360 * x * x45 -
+             5040 * x * x81 + 30240 * x0 * x1 * x13 * x5 + 2520 * x0 * x1 * x5 * x8 +
+             420 * x0 * x12 * x3 + 245 * x0 * x12 + 10080 * x0 * x13 * x14 * x7 - 21 * x0 * x33 -
+             80640 * x0 * x37 + 80640 * x0 * x38 * x39 - x0 * x78 + 10080 * x1 * x13 * x5 +
+             2520 * x1 * x18 * x5 * x8 + 120960 * x1 * x22 * x5 + 168 * x1 * x33 * x8 +
+             168 * x1 * x5 * x8 - x11 * x23 * x82 - 2520 * x11 * x8 - 63 * x11 + 105 * x12 * x18 -
+             10080 * x12 * x21 + 13440 * x12 * x22 * x23 + 420 * x12 * x3 - x12 * x79 +
+             840 * x12 * x8 + 91 * x12 + 6720 * x13 * x14 * x7 + 80640 * x14 * x22 * x7 -
+             x15 * x80 - x17 * x78 - 630 * x18 * x9 - 840 * x25 - 35 * x33 + 967680 * x38 * x61 -
+             80640 * x40 * x7 - 630 * x44 - 630 * x47 * x7 - 224 * x48 - 105 * x5 * x55 -
+             403200 * x5 * x59 + 322560 * x5 * x60 * x61 - x5 * x72 - x5 - 13440 * x52 -
+             1050 * x54 - 5040 * x62 - 15120 * x7 * x77 + x71 - 403200 * x73 - 645120 * x75 -
+             42 * x76 - x79 * x83 - 42 * x9),
+        x4 * (10321920 * ((x) * (x) * (x) * (x) * (x) * (x) * (x) * (x)) /
+                  ((x2) * (x2) * (x2) * (x2) * (x2) * (x2) * (x2) * (x2)) -
+              13440 * x * x12 * x8 + 322560 * x * x22 * x5 - 16 * x * x3 * x71 +
+              105 * ((x0) * (x0) * (x0) * (x0)) - 3920 * x0 * x28 - 28 * x0 * x56 + x0 * x86 +
+              x0 * x87 + 336 * x0 * x89 - x0 * x90 - x0 * x91 - x0 * x92 + x0 * x94 + x0 * x95 -
+              x0 * x97 + x0 - 1612800 * x1 * x39 + 1680 * x10 * x55 + 16 * x10 - 40320 * x11 * x15 +
+              120960 * x11 * x77 - 40320 * x12 * x77 + x12 * x93 - x12 * x96 - 2688 * x15 * x33 +
+              26880 * x15 * x83 - 896 * x16 - 4480 * x17 * x29 + x17 * x72 + x17 * x87 - x17 * x91 +
+              x17 * x95 + 336 * x17 - 60480 * x18 * x21 + 80640 * x18 * x24 + 20160 * x18 * x26 -
+              1680 * x18 * x28 - 3360 * x18 * x29 - 40320 * x18 * x31 + 63 * x18 +
+              120960 * x19 * x21 - 161280 * x19 * x24 - 756 * x19 + 80640 * x21 * x7 +
+              9676800 * x23 * x61 - 107520 * x24 * x7 + 1344 * x26 - 1456 * x28 +
+              10080 * x29 * x85 - x3 * x84 - 2688 * x31 + 1008 * x32 - x37 * x99 +
+              7741440 * x38 * x5 * x61 + x40 * x99 + 56 * x42 - 6720 * x45 - 2520 * x46 * x7 +
+              840 * x46 + 1120 * x49 + ((x5) * (x5) * (x5) * (x5) * (x5) * (x5) * (x5) * (x5)) -
+              3225600 * x5 * x73 - 5160960 * x5 * x75 - x5 * x93 + x5 * x96 - 4200 * x53 -
+              420 * x55 * x7 + x55 * x88 - x55 * x98 + 210 * x55 + x56 * x92 + x57 * x88 -
+              x57 * x98 + 630 * x57 - 18063360 * x60 * x74 + 40320 * x63 + 1344 * x64 * x8 -
+              13440 * x65 * x83 + 20160 * x66 + 3584 * x67 + 26880 * x68 + 3360 * x69 - x7 * x86 +
+              x7 * x90 - x7 * x94 + x7 * x97 - 64 * x7 + 16800 * x70 + x8 * x80 - 10080 * x81 +
+              x82 - x84 - 1260 * x85 + 560 * x89)};
 }
 
 }  // namespace closed_form

@@ -8,8 +8,6 @@
 //   auto [value, gradient] = nabla::value_and_grad(f, 2.0, 5.0);
 
 #include "api/grad.hpp"
-#include "forward/dual.hpp"
-#include "forward/taylor.hpp"
 #include "concepts.hpp"
 #include "config.hpp"
 #include "core/build.hpp"
@@ -22,6 +20,8 @@
 #include "core/node.hpp"
 #include "core/operators.hpp"
 #include "core/print.hpp"
+#include "forward/dual.hpp"
+#include "forward/taylor.hpp"
 #include "literal.hpp"
 #include "rules.hpp"
 #include "version.hpp"

@@ -36,11 +36,7 @@ std::vector<taylor_row> read_taylor_rows() {
         taylor_row r;
         r.text = line;
         std::size_t count = 0;
-        const auto number = [&] {
-            std::string field;
-            in >> field;
-            return std::strtod(field.c_str(), nullptr);
-        };
+        const auto number = [&] { return nabla_test::read_number(in); };
         in >> r.name >> count;
         for (std::size_t i = 0; i < count; ++i)
             r.parameters.push_back(number());

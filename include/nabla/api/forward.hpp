@@ -85,6 +85,10 @@ template <class C>
 concept NumberContainer = container_traits<std::remove_cvref_t<C>>::supported &&
     Number<typename std::remove_cvref_t<C>::value_type>;
 
+// Whether a transformation's arguments are one container of numbers (rather than scalars).
+template <class... Args>
+inline constexpr bool one_container = sizeof...(Args) == 1 && (NumberContainer<Args> && ...);
+
 // The same kind of container, holding D.
 template <class C, class D>
 using rebind = decltype(container_traits<C>::template make_like<D>(std::declval<const C&>()));

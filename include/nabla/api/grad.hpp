@@ -36,25 +36,6 @@ NABLA_ALWAYS_INLINE constexpr auto static_value_and_grad(const F& f, const Args&
 
 }  // namespace detail
 
-// The value and the gradient of f at the arguments.
-// - f a static expression, arguments numbers: value_and_gradient<R, n> (reverse sweep).
-// - f a generic callable, arguments numbers: value_and_gradient<R, n> (forward mode).
-// - f a generic callable of one container (std::array, std::vector of numbers):
-//   value_with_gradient<R, Container>, the gradient in the container's type (forward mode).
-template <class F, class... Args>
-NABLA_ALWAYS_INLINE constexpr auto value_and_grad(const F& f, const Args&... args) {
-    if constexpr (Expression<F>) {
-        return detail::static_value_and_grad(f, args...);
-    } else if constexpr (sizeof...(Args) == 1 && (detail::NumberContainer<Args> && ...)) {
-        return detail::forward_value_and_grad_container(f, args...);
-    } else {
-        static_assert((Number<Args> && ...),
-                      "nabla::value_and_grad(f, args...): the arguments are numbers, one per "
-                      "parameter of f, or a single std::array or std::vector of numbers.");
-        return detail::forward_value_and_grad(f, args...);
-    }
-}
-
 // Forcing a mode: value_and_grad(nabla::mode::forward, f, args...) evaluates f on dual numbers
 // even when f is a static expression; nabla::mode::reverse asks for the reverse sweep (static
 // expressions only, until the run-time tape exists).
@@ -68,14 +49,27 @@ inline constexpr reverse_t reverse{};
 template <class F, class... Args>
 NABLA_ALWAYS_INLINE constexpr auto
 value_and_grad(mode::forward_t, const F& f, const Args&... args) {
-    if constexpr (sizeof...(Args) == 1 && (detail::NumberContainer<Args> && ...)) {
+    if constexpr (detail::one_container<Args...>) {
         return detail::forward_value_and_grad_container(f, args...);
     } else {
         static_assert((Number<Args> && ...),
-                      "nabla::value_and_grad(mode::forward, f, args...): the arguments are "
-                      "numbers, one per parameter of f, or a single std::array or std::vector.");
+                      "nabla::value_and_grad(f, args...): the arguments are numbers, one per "
+                      "parameter of f, or a single container (std::array, std::vector, xtensor).");
         return detail::forward_value_and_grad(f, args...);
     }
+}
+
+// The value and the gradient of f at the arguments.
+// - f a static expression, arguments numbers: value_and_gradient<R, n> (reverse sweep).
+// - f a generic callable, arguments numbers: value_and_gradient<R, n> (forward mode).
+// - f a generic callable of one container (std::array, std::vector, xtensor of numbers):
+//   value_with_gradient<R, Container>, the gradient in the container's type (forward mode).
+template <class F, class... Args>
+NABLA_ALWAYS_INLINE constexpr auto value_and_grad(const F& f, const Args&... args) {
+    if constexpr (Expression<F>)
+        return detail::static_value_and_grad(f, args...);
+    else
+        return value_and_grad(mode::forward, f, args...);
 }
 
 template <class F, class... Args>

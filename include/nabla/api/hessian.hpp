@@ -95,7 +95,7 @@ auto hessian_of_container(const F& f, const Container& x) {
 // The Hessian of f at the arguments: n scalar arguments, or one std::array / std::vector.
 template <class F, class... Args>
 auto hessian(const F& f, const Args&... args) {
-    if constexpr (sizeof...(Args) == 1 && (detail::NumberContainer<Args> && ...)) {
+    if constexpr (detail::one_container<Args...>) {
         return detail::hessian_of_container(f, args...);
     } else {
         static_assert((Number<Args> && ...),

@@ -94,6 +94,16 @@ template <class T, std::size_t K>
     throw std::domain_error(what);
 }
 
+// The chain-rule sum of every ODE recurrence: sum_{j=1..k} j u_j w_{k-j}, with w the
+// coefficients of the derivative factor (any indexable sequence).
+template <class T, std::size_t K, class W>
+constexpr T chain_sum(const taylor<T, K>& u, const W& w, std::size_t k) {
+    T sum = T(0);
+    for (std::size_t j = 1; j <= k; ++j)
+        sum += T(j) * u.c[j] * w[k - j];
+    return sum;
+}
+
 // y_0 = value, k y_k = sum_{j=1..k} j u_j p_{k-j}: the series of a function whose derivative
 // series p (order K-1) is known.
 template <class T, std::size_t K, std::size_t P>
@@ -101,9 +111,7 @@ constexpr taylor<T, K> integrate(const T& value, const taylor<T, K>& u, const ta
     taylor<T, K> y;
     y.c[0] = value;
     for (std::size_t k = 1; k <= K; ++k) {
-        T sum = T(0);
-        for (std::size_t j = 1; j <= k; ++j)
-            sum += T(j) * u.c[j] * p.c[k - j];
+        const T sum = chain_sum(u, p.c, k);
         y.c[k] = sum * reciprocals<T, K>[k];
     }
     return y;
@@ -136,9 +144,7 @@ exponential_like(const T& value, const taylor<T, K>& u, const taylor<T, P>& q) {
         for (std::size_t i = 0; i <= k - 1; ++i)
             wk += q.c[k - 1 - i] * y.c[i];
         w[k - 1] = wk;
-        T sum = T(0);
-        for (std::size_t j = 1; j <= k; ++j)
-            sum += T(j) * u.c[j] * w[k - j];
+        const T sum = chain_sum(u, w, k);
         y.c[k] = sum * reciprocals<T, K>[k];
     }
     return y;
@@ -287,9 +293,7 @@ template <class T, std::size_t K>
 constexpr taylor<T, K> scaled_exponential(const T& value, const taylor<T, K>& u, const T& c) {
     taylor<T, K> y(value);
     for (std::size_t k = 1; k <= K; ++k) {
-        T sum = T(0);
-        for (std::size_t j = 1; j <= k; ++j)
-            sum += T(j) * u.c[j] * y.c[k - j];
+        const T sum = chain_sum(u, y.c, k);
         y.c[k] = c * sum * reciprocals<T, K>[k];
     }
     return y;
@@ -351,9 +355,7 @@ constexpr taylor<T, K> riccati(const T& value, const taylor<T, K>& u, const T& s
         for (std::size_t i = 0; i <= k - 1; ++i)
             square += y.c[i] * y.c[k - 1 - i];
         w[k - 1] = (k == 1 ? T(1) : T(0)) + sign * square;
-        T sum = T(0);
-        for (std::size_t j = 1; j <= k; ++j)
-            sum += T(j) * u.c[j] * w[k - j];
+        const T sum = chain_sum(u, w, k);
         y.c[k] = sum * reciprocals<T, K>[k];
     }
     return y;
@@ -377,11 +379,8 @@ constexpr std::array<taylor<T, K>, 2> sine_cosine(const taylor<T, K>& u) {
     s.c[0] = Hyperbolic ? rules::sinh_rule::value(u.c[0]) : rules::sin_rule::value(u.c[0]);
     c.c[0] = Hyperbolic ? rules::cosh_rule::value(u.c[0]) : rules::cos_rule::value(u.c[0]);
     for (std::size_t k = 1; k <= K; ++k) {
-        T ss = T(0), cc = T(0);
-        for (std::size_t j = 1; j <= k; ++j) {
-            ss += T(j) * u.c[j] * c.c[k - j];
-            cc += T(j) * u.c[j] * s.c[k - j];
-        }
+        const T ss = chain_sum(u, c.c, k);
+        const T cc = chain_sum(u, s.c, k);
         s.c[k] = ss * reciprocals<T, K>[k];
         c.c[k] = (Hyperbolic ? cc : -cc) * reciprocals<T, K>[k];
     }

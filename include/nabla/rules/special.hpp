@@ -109,7 +109,7 @@ T polygamma_positive(int n, T x) {
 // At the poles x = 0, -1, -2, ... it is NaN for even n and +inf for odd n (the limit from both
 // sides); a non-integer order or one outside [0, 62] gives NaN.
 template <Number N, Number X>
-    requires std::is_arithmetic_v<X>
+requires std::is_arithmetic_v<X>
 auto polygamma(const N& order, const X& x_in) {
     using T = std::conditional_t<std::is_floating_point_v<X>, X, double>;
     const T x = static_cast<T>(x_in);
@@ -130,7 +130,7 @@ auto polygamma(const N& order, const X& x_in) {
 }
 
 template <Number X>
-    requires std::is_arithmetic_v<X>
+requires std::is_arithmetic_v<X>
 auto digamma(const X& x) {
     return polygamma(0, x);
 }
@@ -139,8 +139,10 @@ auto digamma(const X& x) {
 // next to expressions (so that derivatives of tgamma and lgamma stay free of run-time constants).
 template <class X>
 constexpr auto order_zero(const X&) {
-    if constexpr (Number<X>) return 0;
-    else return zero;
+    if constexpr (Number<X>)
+        return 0;
+    else
+        return zero;
 }
 
 struct erf_rule {
