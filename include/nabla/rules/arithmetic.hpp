@@ -2,9 +2,12 @@
 // + - * / and unary minus, fused multiply-add, and the two strong-zero products the other rules
 // use for their conventions.
 
+#include <array>
 #include <cmath>
+#include <cstddef>
 
 #include "rule.hpp"
+#include "series.hpp"
 
 namespace nabla::rules {
 
@@ -20,6 +23,15 @@ struct add_rule {
     template <std::size_t I, class Y, class A, class B>
     static constexpr auto partial(const Y&, const A&, const B&) {
         return one;
+    }
+    // y = a + b, coefficient by coefficient.
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& a,
+                                                 const std::array<T, K + 1>& b) {
+        std::array<T, K + 1> y{};
+        for (std::size_t k = 0; k <= K; ++k)
+            y[k] = a[k] + b[k];
+        return y;
     }
 };
 
@@ -39,6 +51,15 @@ struct sub_rule {
         else
             return minus_one;
     }
+    // y = a - b, coefficient by coefficient.
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& a,
+                                                 const std::array<T, K + 1>& b) {
+        std::array<T, K + 1> y{};
+        for (std::size_t k = 0; k <= K; ++k)
+            y[k] = a[k] - b[k];
+        return y;
+    }
 };
 
 struct mul_rule {
@@ -56,6 +77,12 @@ struct mul_rule {
             return b;
         else
             return a;
+    }
+    // y = a b: the Cauchy product (half of it for a square).
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& a,
+                                                 const std::array<T, K + 1>& b) {
+        return series::product(a, b);
     }
 };
 
@@ -78,6 +105,12 @@ struct div_rule {
         else
             return -(y * (one / b));
     }
+    // y b = a: the division recurrence, one division.
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& a,
+                                                 const std::array<T, K + 1>& b) {
+        return series::quotient(a, b);
+    }
 };
 
 struct neg_rule {
@@ -92,6 +125,14 @@ struct neg_rule {
     template <std::size_t I, class Y, class A>
     static constexpr auto partial(const Y&, const A&) {
         return minus_one;
+    }
+    // y = -a, coefficient by coefficient.
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& a) {
+        std::array<T, K + 1> y{};
+        for (std::size_t k = 0; k <= K; ++k)
+            y[k] = -a[k];
+        return y;
     }
 };
 
@@ -111,6 +152,15 @@ struct fma_rule {
             return a;
         else
             return one;
+    }
+    // y = a b + c: the Cauchy product plus c, with the fused value.
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& a,
+                                                 const std::array<T, K + 1>& b,
+                                                 const std::array<T, K + 1>& c) {
+        std::array<T, K + 1> y = add_rule::series<T, K>(mul_rule::series<T, K>(a, b), c);
+        y[0] = value(a[0], b[0], c[0]);
+        return y;
     }
 };
 

@@ -1,9 +1,12 @@
 #pragma once
 // Exponentials and logarithms.
 
+#include <array>
 #include <cmath>
+#include <cstddef>
 
 #include "rule.hpp"
+#include "series.hpp"
 
 namespace nabla::rules {
 
@@ -19,6 +22,11 @@ struct exp_rule {
     static constexpr auto partial(const Y& y, const X&) {
         return y;
     }
+    // y' = y u'.
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& u) {
+        return series::scaled_exponential(value(u[0]), u, T(1));
+    }
 };
 
 struct exp2_rule {
@@ -32,6 +40,11 @@ struct exp2_rule {
     template <std::size_t I, class Y, class X>
     static constexpr auto partial(const Y& y, const X&) {
         return ln2 * y;
+    }
+    // y' = ln 2 y u'.
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& u) {
+        return series::scaled_exponential(value(u[0]), u, as<T>(ln2));
     }
 };
 
@@ -49,6 +62,13 @@ struct expm1_rule {
         using std::exp;
         return exp(x);
     }
+    // y' = (y + 1) u': the series of exp but for the value.
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& u) {
+        std::array<T, K + 1> y = exp_rule::series<T, K>(u);
+        y[0] = value(u[0]);
+        return y;
+    }
 };
 
 // log(0) = -inf and log'(0) = +inf, as IEEE division gives; negative arguments give NaN.
@@ -63,6 +83,24 @@ struct log_rule {
     template <std::size_t I, class Y, class X>
     static constexpr auto partial(const Y&, const X& x) {
         return one / x;
+    }
+    // u y' = u': u_0 y_k = u_k - (1/k) sum_{j=1..k-1} j y_j u_{k-j}.
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& u) {
+        std::array<T, K + 1> y{};
+        y[0] = value(u[0]);
+        if constexpr (K > 0) {
+            if (u[0] == T(0))
+                series::domain_error("nabla::taylor: log of a series that is 0 at the point");
+            const T inverse = T(1) / u[0];
+            for (std::size_t k = 1; k <= K; ++k) {
+                T sum = T(0);
+                for (std::size_t j = 1; j < k; ++j)
+                    sum += T(j) * y[j] * u[k - j];
+                y[k] = (u[k] - sum * series::reciprocals<T, K>[k]) * inverse;
+            }
+        }
+        return y;
     }
 };
 

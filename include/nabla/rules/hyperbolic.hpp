@@ -1,9 +1,12 @@
 #pragma once
 // Hyperbolic functions and their inverses.
 
+#include <array>
 #include <cmath>
+#include <cstddef>
 
 #include "rule.hpp"
+#include "series.hpp"
 
 namespace nabla::rules {
 
@@ -20,6 +23,12 @@ struct sinh_rule {
         using std::cosh;
         return cosh(x);
     }
+    // y' = c u' and c' = y u', with c_0 = cosh(u_0) from the partial.
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& u) {
+        const T y = value(u[0]);
+        return series::sine_cosine<true>(y, T(partial<0>(y, u[0])), u)[0];
+    }
 };
 
 struct cosh_rule {
@@ -34,6 +43,12 @@ struct cosh_rule {
     static constexpr auto partial(const Y&, const X& x) {
         using std::sinh;
         return sinh(x);
+    }
+    // y' = s u' and s' = y u', with s_0 = sinh(u_0) from the partial.
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& u) {
+        const T y = value(u[0]);
+        return series::sine_cosine<true>(T(partial<0>(y, u[0])), y, u)[1];
     }
 };
 
@@ -51,6 +66,11 @@ struct tanh_rule {
     static constexpr auto partial(const Y&, const X& x) {
         using std::cosh;
         return one / (cosh(x) * cosh(x));
+    }
+    // y' = (1 - y^2) u'.
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& u) {
+        return series::riccati(value(u[0]), u, T(-1));
     }
 };
 

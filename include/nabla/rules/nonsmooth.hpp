@@ -6,7 +6,9 @@
 // [-1, 1]); at a tie min and max give each operand half of the derivative; floor, ceil, round,
 // trunc and sign have derivative 0 everywhere, including at their jumps.
 
+#include <array>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 
 #include "rule.hpp"
@@ -113,9 +115,29 @@ struct fmax_weight_rule : piecewise_constant<fmax_weight_rule> {
     }
 };
 
+// The series of min, max, fmin and fmax. Near the point they are linear, y = w_a a + w_b b, with
+// the rule's partials at the values as constant weights (1 and 0 away from a tie, 1/2 each at a
+// tie), so their series is the operands' series weighted by those partials.
+template <class Derived>
+struct piecewise_linear {
+    // y' = w_a a' + w_b b'.
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& a,
+                                                 const std::array<T, K + 1>& b) {
+        const T y = Derived::value(a[0], b[0]);
+        const T wa = Derived::template partial<0>(y, a[0], b[0]);
+        const T wb = Derived::template partial<1>(y, a[0], b[0]);
+        std::array<T, K + 1> r{};
+        r[0] = y;
+        for (std::size_t k = 1; k <= K; ++k)
+            r[k] = wa * a[k] + wb * b[k];
+        return r;
+    }
+};
+
 // min and max propagate NaN as IEEE arithmetic does (unlike std::min); fmin and fmax treat a NaN
 // operand as missing, as the C functions do.
-struct min_rule {
+struct min_rule : piecewise_linear<min_rule> {
     static constexpr const char* name = "min";
     static constexpr std::size_t arity = 2;
     template <class A, class B>
@@ -133,7 +155,7 @@ struct min_rule {
     }
 };
 
-struct max_rule {
+struct max_rule : piecewise_linear<max_rule> {
     static constexpr const char* name = "max";
     static constexpr std::size_t arity = 2;
     template <class A, class B>
@@ -151,7 +173,7 @@ struct max_rule {
     }
 };
 
-struct fmin_rule {
+struct fmin_rule : piecewise_linear<fmin_rule> {
     static constexpr const char* name = "fmin";
     static constexpr std::size_t arity = 2;
     template <class A, class B>
@@ -168,7 +190,7 @@ struct fmin_rule {
     }
 };
 
-struct fmax_rule {
+struct fmax_rule : piecewise_linear<fmax_rule> {
     static constexpr const char* name = "fmax";
     static constexpr std::size_t arity = 2;
     template <class A, class B>

@@ -2,9 +2,14 @@
 // Roots and powers: sqrt, cbrt, pow with a real exponent (expression or number), pow with an
 // integer exponent, hypot.
 
+#include <array>
 #include <cmath>
+#include <cstddef>
 
+#include "arithmetic.hpp"
+#include "exp_log.hpp"
 #include "rule.hpp"
+#include "series.hpp"
 
 namespace nabla::rules {
 
@@ -21,6 +26,11 @@ struct sqrt_rule {
     static constexpr auto partial(const Y& y, const X&) {
         return one / (two * y);
     }
+    // y^2 = u.
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& u) {
+        return series::square_root(value(u[0]), u);
+    }
 };
 
 // The real cube root, defined for negative x too; cbrt'(0) = +inf.
@@ -35,6 +45,11 @@ struct cbrt_rule {
     template <std::size_t I, class Y, class X>
     static constexpr auto partial(const Y& y, const X&) {
         return one / (three * (y * y));
+    }
+    // 3 u y' = y u': the power recurrence with r = 1/3.
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& u) {
+        return series::power(value(u[0]), u, T(1) / T(3));
     }
 };
 
@@ -58,6 +73,21 @@ struct pow_rule {
             return mul_strong_zero(b, pow(a, b - one));
         else
             return mul_strong_zero(y, log(a));
+    }
+    // y = exp(b log a), for a series exponent.
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& a,
+                                                 const std::array<T, K + 1>& b) {
+        std::array<T, K + 1> y =
+            exp_rule::series<T, K>(mul_rule::series<T, K>(b, log_rule::series<T, K>(a)));
+        y[0] = value(a[0], b[0]);
+        return y;
+    }
+    // a y' = r y a' for a constant real exponent r; a domain error where a is 0.
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series_constant_exponent(const std::array<T, K + 1>& a,
+                                                                   const T& r) {
+        return series::power(value(a[0], r), a, r);
     }
 };
 
@@ -96,6 +126,15 @@ struct hypot_rule {
             return div_strong_zero(a, y);
         else
             return div_strong_zero(b, y);
+    }
+    // y = sqrt(a^2 + b^2).
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& a,
+                                                 const std::array<T, K + 1>& b) {
+        std::array<T, K + 1> y = sqrt_rule::series<T, K>(
+            add_rule::series<T, K>(mul_rule::series<T, K>(a, a), mul_rule::series<T, K>(b, b)));
+        y[0] = value(a[0], b[0]);
+        return y;
     }
 };
 

@@ -9,6 +9,8 @@
 //       template <class X> static constexpr auto value(const X& x);                // sin(x)
 //       template <std::size_t I, class Y, class X>
 //       static constexpr auto partial(const Y& y, const X& x);                     // d y / d x_I
+//       template <class T, std::size_t K>
+//       static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& u);  // Taylor
 //   };
 //
 // `partial<I>` receives the operation's own result `y` and its operands. Both are written
@@ -16,6 +18,12 @@
 // expressions they build expressions (the symbolic derivative nabla::d), so there is one
 // definition of each derivative in the library. Infix operators also give `symbol` and
 // `precedence` for printing.
+//
+// `series`, where a rule has one, is its Taylor-coefficient recurrence: it maps the normalised
+// coefficients u_0 ... u_K of its operands to those of its result in O(K^2), from the ODE the
+// function satisfies (sin: y' = cos(u) u', cos' = -y u'), written with the kernels of series.hpp
+// and with y_0 from the rule's own value(). nabla::taylor calls it; a unary rule without one gets
+// its series from its partial, evaluated on a series of order K-1 and integrated.
 //
 // Conventions at points where the classical derivative does not exist are part of the rules and
 // are documented in docs/conventions.md; the helpers below carry most of them.

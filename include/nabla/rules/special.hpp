@@ -4,10 +4,12 @@
 
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <numbers>
 
 #include "rule.hpp"
+#include "series.hpp"
 
 namespace nabla::rules {
 
@@ -189,6 +191,16 @@ struct polygamma_rule {
                               "no derivative");
         return polygamma(n + one, x);
     }
+    // y' = polygamma(n + 1, u) u', the derivative series of order K-1 by the same recurrence.
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(int n, const std::array<T, K + 1>& u) {
+        const T y = value(n, u[0]);
+        if constexpr (K == 0)
+            return {y};
+        else
+            return series::integrate(
+                y, u, polygamma_rule::series<T, K - 1>(n + 1, series::truncate<K - 1>(u)));
+    }
 };
 
 // tgamma' = tgamma * digamma, reusing the value.
@@ -203,6 +215,16 @@ struct tgamma_rule {
     template <std::size_t I, class Y, class X>
     static constexpr auto partial(const Y& y, const X& x) {
         return y * polygamma(order_zero(x), x);
+    }
+    // y' = digamma(u) y u', with digamma(u) = polygamma(0, u) as a series of order K-1.
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& u) {
+        const T y = value(u[0]);
+        if constexpr (K == 0)
+            return {y};
+        else
+            return series::exponential_like(
+                y, u, polygamma_rule::series<T, K - 1>(0, series::truncate<K - 1>(u)));
     }
 };
 

@@ -1,9 +1,13 @@
 #pragma once
 // Trigonometric functions and their inverses.
 
+#include <array>
 #include <cmath>
+#include <cstddef>
 
+#include "arithmetic.hpp"
 #include "rule.hpp"
+#include "series.hpp"
 
 namespace nabla::rules {
 
@@ -20,6 +24,12 @@ struct sin_rule {
         using std::cos;
         return cos(x);
     }
+    // y' = c u' and c' = -y u', with c_0 = cos(u_0) from the partial.
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& u) {
+        const T y = value(u[0]);
+        return series::sine_cosine<false>(y, T(partial<0>(y, u[0])), u)[0];
+    }
 };
 
 struct cos_rule {
@@ -35,6 +45,12 @@ struct cos_rule {
         using std::sin;
         return -sin(x);
     }
+    // y' = -s u' and s' = y u', with s_0 = sin(u_0) from the partial.
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& u) {
+        const T y = value(u[0]);
+        return series::sine_cosine<false>(T(-partial<0>(y, u[0])), y, u)[1];
+    }
 };
 
 // tan' = 1 + tan^2, reusing the value.
@@ -49,6 +65,11 @@ struct tan_rule {
     template <std::size_t I, class Y, class X>
     static constexpr auto partial(const Y& y, const X&) {
         return one + y * y;
+    }
+    // y' = (1 + y^2) u'.
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& u) {
+        return series::riccati(value(u[0]), u, T(1));
     }
 };
 
@@ -117,6 +138,30 @@ struct atan2_rule {
             return div_strong_zero(div_strong_zero(b, hypot(a, b)), hypot(a, b));
         else
             return div_strong_zero(div_strong_zero(-a, hypot(a, b)), hypot(a, b));
+    }
+    // y' = (b a' - a b') / (a^2 + b^2), as a series of order K-1.
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& a,
+                                                 const std::array<T, K + 1>& b) {
+        std::array<T, K + 1> y{};
+        y[0] = value(a[0], b[0]);
+        if constexpr (K > 0) {
+            std::array<T, K> da{}, db{};
+            for (std::size_t k = 0; k < K; ++k) {
+                da[k] = T(k + 1) * a[k + 1];
+                db[k] = T(k + 1) * b[k + 1];
+            }
+            const auto a1 = series::truncate<K - 1>(a);
+            const auto b1 = series::truncate<K - 1>(b);
+            const auto dy = div_rule::series<T, K - 1>(
+                sub_rule::series<T, K - 1>(mul_rule::series<T, K - 1>(b1, da),
+                                           mul_rule::series<T, K - 1>(a1, db)),
+                add_rule::series<T, K - 1>(mul_rule::series<T, K - 1>(a1, a1),
+                                           mul_rule::series<T, K - 1>(b1, b1)));
+            for (std::size_t k = 1; k <= K; ++k)
+                y[k] = dy[k - 1] * series::reciprocals<T, K>[k];
+        }
+        return y;
     }
 };
 
