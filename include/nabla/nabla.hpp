@@ -8,6 +8,7 @@
 //   auto [value, gradient] = nabla::value_and_grad(f, 2.0, 5.0);
 
 #include "api/grad.hpp"
+#include "api/reverse.hpp"
 #include "concepts.hpp"
 #include "config.hpp"
 #include "core/build.hpp"
@@ -23,5 +24,7 @@
 #include "forward/dual.hpp"
 #include "forward/taylor.hpp"
 #include "literal.hpp"
+#include "reverse/active.hpp"
+#include "reverse/tape.hpp"
 #include "rules.hpp"
 #include "version.hpp"

@@ -1,0 +1,253 @@
+#pragma once
+// Reverse-mode transformations of ordinary generic callables, on the run-time tape
+// (reverse/tape.hpp): value_and_grad and grad for many inputs and one output, vjp (the value and a
+// pullback w -> w^T J that sweeps again without recording again), and hvp, the Hessian-vector
+// product by forward over reverse (the tape records dual numbers: one recording and one sweep).
+//
+//   auto g = nabla::grad(nabla::mode::reverse, energy, positions);   // std::vector in and out
+//   auto [y, pullback] = nabla::vjp(F, x);  auto row = pullback(w);
+//   auto hv = nabla::hvp(energy, positions, direction);
+//
+// Each thread keeps one tape per nesting depth and value type, so repeated calls record into
+// memory that is already there, and a transformation called inside a function that is itself
+// being differentiated records on a tape of its own.
+
+#include <cstddef>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "../forward/dual.hpp"
+#include "../reverse/active.hpp"
+#include "../reverse/tape.hpp"
+#include "forward.hpp"
+
+namespace nabla {
+
+namespace detail {
+
+// The thread's tapes for transformations, one per nesting depth: a tape is lent for the duration
+// of one transformation and records again, without new memory, the next time.
+template <class R>
+class lent_tape {
+public:
+    lent_tape() : depth_(depth()++) {
+        auto& tapes = pool();
+        if (tapes.size() <= depth_)
+            tapes.resize(depth_ + 1);
+        if (!tapes[depth_])
+            tapes[depth_] = std::make_unique<tape<R>>();
+    }
+    lent_tape(const lent_tape&) = delete;
+    lent_tape& operator=(const lent_tape&) = delete;
+    ~lent_tape() { --depth(); }
+    tape<R>& get() { return *pool()[depth_]; }
+
+private:
+    static std::size_t& depth() {
+        static thread_local std::size_t d = 0;
+        return d;
+    }
+    static std::vector<std::unique_ptr<tape<R>>>& pool() {
+        static thread_local std::vector<std::unique_ptr<tape<R>>> tapes;
+        return tapes;
+    }
+    std::size_t depth_;
+};
+
+template <class F, class... Args>
+constexpr void check_reverse_generic() {
+    static_assert(std::is_invocable_v<const F&, const Args&...>,
+                  "nabla: this function cannot be called with nabla's active variables (reverse "
+                  "mode). Write it generically, with auto parameters, and call math functions "
+                  "unqualified: [](const auto& x) { using std::exp; return exp(x[0]) * x[1]; }.");
+}
+
+// What f returned, as an active variable recorded on the tape (a node is recorded as one
+// statement; a plain number is a constant).
+template <class R, class Y>
+active<R> as_active(const Y& y) {
+    if constexpr (is_active_v<Y>)
+        return y;
+    else if constexpr (ActiveExpression<Y>)
+        return active<R>(y);
+    else
+        return active<R>(static_cast<R>(y));
+}
+
+template <class F, class... Args>
+auto reverse_value_and_grad(const F& f, const Args&... args) {
+    using R = promoted<std::common_type_t<Args...>>;
+    constexpr std::size_t n = sizeof...(Args);
+    check_reverse_generic<F, decltype((void)args, active<R>{})...>();
+    value_and_gradient<R, n> result{};
+    if constexpr (std::is_invocable_v<const F&, decltype((void)args, active<R>{})...>) {
+        lent_tape<R> lent;
+        tape<R>& t = lent.get();
+        auto recording = t.record();
+        const std::array<active<R>, n> inputs{t.input(static_cast<R>(args))...};
+        const active<R> y = as_active<R>(std::apply(f, inputs));
+        t.gradient(y);
+        result.value = y.value;
+        for (std::size_t i = 0; i < n; ++i)
+            result.gradient[i] = t.adjoint(inputs[i]);
+    }
+    return result;
+}
+
+template <class F, class Container>
+auto reverse_value_and_grad_container(const F& f, const Container& x) {
+    using T = typename Container::value_type;
+    using R = promoted<T>;
+    using active_container = rebind<Container, active<R>>;
+    check_reverse_generic<F, active_container>();
+    Container gradient = x;
+    R value{};
+    if constexpr (std::is_invocable_v<const F&, const active_container&>) {
+        lent_tape<R> lent;
+        tape<R>& t = lent.get();
+        auto recording = t.record();
+        active_container inputs = container_traits<Container>::template make_like<active<R>>(x);
+        const std::size_t n = x.size();
+        for (std::size_t k = 0; k < n; ++k)
+            element(inputs, k) = t.input(static_cast<R>(element(x, k)));
+        const active<R> y = as_active<R>(f(std::as_const(inputs)));
+        t.gradient(y);
+        value = y.value;
+        for (std::size_t k = 0; k < n; ++k)
+            element(gradient, k) = static_cast<T>(t.adjoint(element(inputs, k)));
+    }
+    return value_with_gradient<R, Container>{value, gradient};
+}
+
+}  // namespace detail
+
+// The value of F at x and its pullback: pullback(w) is w^T J, the vector-Jacobian product, in x's
+// container type. F maps a container of numbers to a container of numbers (std::vector,
+// std::array, xtensor) or to one number (then w is a number). The recording is kept (in memory
+// the pullback owns), so each call to pullback is one reverse sweep, without recording again:
+// the rows of the Jacobian are pullback(e_0), pullback(e_1), ...
+template <class R, class Container, class Outputs>
+class pullback {
+public:
+    using input_type = Container;
+
+    template <class W>
+    Container operator()(const W& w) const {
+        tape<R>& t = *tape_;
+        t.zero_adjoints();
+        if constexpr (detail::is_active_v<Outputs>) {
+            static_assert(std::is_convertible_v<W, R>,
+                          "nabla::vjp: F returns one number, so the cotangent w is one number");
+            t.seed(outputs_, static_cast<R>(w));
+        } else {
+            if (w.size() != outputs_.size())
+                throw std::invalid_argument("nabla::vjp: the cotangent w has " +
+                                            std::to_string(w.size()) + " entries, F has " +
+                                            std::to_string(outputs_.size()) + " outputs");
+            for (std::size_t i = 0; i < outputs_.size(); ++i)
+                t.seed(detail::element(outputs_, i), static_cast<R>(detail::element(w, i)));
+        }
+        t.sweep();
+        Container g = like_;
+        for (std::size_t k = 0; k < inputs_.size(); ++k)
+            detail::element(g, k) =
+                static_cast<typename Container::value_type>(t.adjoint(detail::element(inputs_, k)));
+        return g;
+    }
+
+    pullback(std::shared_ptr<tape<R>> t,
+             Container like,
+             detail::rebind<Container, active<R>> inputs,
+             Outputs outputs)
+        : tape_(std::move(t)),
+          like_(std::move(like)),
+          inputs_(std::move(inputs)),
+          outputs_(std::move(outputs)) {}
+
+private:
+    std::shared_ptr<tape<R>> tape_;
+    Container like_;
+    detail::rebind<Container, active<R>> inputs_;
+    Outputs outputs_;
+};
+
+template <class Value, class Pullback>
+struct value_and_pullback {
+    Value value;
+    Pullback pullback;
+};
+
+template <class F, class Container>
+auto vjp(const F& f, const Container& x) {
+    static_assert(detail::NumberContainer<Container>,
+                  "nabla::vjp(F, x): x is a container of numbers (std::vector, std::array, "
+                  "xtensor)");
+    using T = typename Container::value_type;
+    using R = detail::promoted<T>;
+    using active_container = detail::rebind<Container, active<R>>;
+    detail::check_reverse_generic<F, active_container>();
+    auto t = std::make_shared<tape<R>>();
+    active_container inputs = detail::container_traits<Container>::template make_like<active<R>>(x);
+    auto recording = t->record();
+    for (std::size_t k = 0; k < x.size(); ++k)
+        detail::element(inputs, k) = t->input(static_cast<R>(detail::element(x, k)));
+    using Y = std::remove_cvref_t<decltype(f(std::as_const(inputs)))>;
+    if constexpr (detail::container_traits<Y>::supported) {
+        // A container of active variables (or of expressions: each is recorded).
+        const Y y = f(std::as_const(inputs));
+        using Outputs = detail::rebind<Y, active<R>>;
+        Outputs outputs = detail::container_traits<Y>::template make_like<active<R>>(y);
+        auto value = detail::container_traits<Y>::template make_like<R>(y);
+        for (std::size_t i = 0; i < y.size(); ++i) {
+            detail::element(outputs, i) = detail::as_active<R>(detail::element(y, i));
+            detail::element(value, i) = detail::element(outputs, i).value;
+        }
+        return value_and_pullback<decltype(value), pullback<R, Container, Outputs>>{
+            value, pullback<R, Container, Outputs>(t, x, std::move(inputs), std::move(outputs))};
+    } else {
+        const active<R> y = detail::as_active<R>(f(std::as_const(inputs)));
+        return value_and_pullback<R, pullback<R, Container, active<R>>>{
+            y.value, pullback<R, Container, active<R>>(t, x, std::move(inputs), y)};
+    }
+}
+
+// The Hessian-vector product H v of a scalar function of a container at x, forward over reverse:
+// one recording on dual numbers that carry the direction v, one sweep; the tangents of the
+// adjoints are H v. Costs a small constant times one gradient, whatever the number of inputs.
+template <class F, class Container, class Direction>
+Container hvp(const F& f, const Container& x, const Direction& v) {
+    static_assert(detail::NumberContainer<Container>,
+                  "nabla::hvp(f, x, v): x is a container of numbers (std::vector, std::array, "
+                  "xtensor)");
+    using T = typename Container::value_type;
+    using R = detail::promoted<T>;
+    using D = dual<R, 1>;
+    using active_container = detail::rebind<Container, active<D>>;
+    detail::check_reverse_generic<F, active_container>();
+    if (v.size() != x.size())
+        throw std::invalid_argument("nabla::hvp(f, x, v): v has " + std::to_string(v.size()) +
+                                    " entries, x has " + std::to_string(x.size()));
+    Container hv = x;
+    if constexpr (std::is_invocable_v<const F&, const active_container&>) {
+        detail::lent_tape<D> lent;
+        tape<D>& t = lent.get();
+        auto recording = t.record();
+        active_container inputs =
+            detail::container_traits<Container>::template make_like<active<D>>(x);
+        for (std::size_t k = 0; k < x.size(); ++k)
+            detail::element(inputs, k) = t.input(
+                D(static_cast<R>(detail::element(x, k)), {static_cast<R>(detail::element(v, k))}));
+        const active<D> y = detail::as_active<D>(f(std::as_const(inputs)));
+        t.gradient(y);
+        for (std::size_t k = 0; k < x.size(); ++k)
+            detail::element(hv, k) =
+                static_cast<T>(t.adjoint(detail::element(inputs, k)).tangent[0]);
+    }
+    return hv;
+}
+
+}  // namespace nabla

@@ -1,0 +1,678 @@
+#pragma once
+// nabla::active<T>: the active scalar of reverse mode (nabla::var is active<double>), and the
+// expression templates its statements are written with.
+//
+//   nabla::tape<> t;
+//   auto recording = t.record();
+//   nabla::var x = t.input(2.0), y = t.input(5.0);
+//   nabla::var f = log(x) + x * y - sin(y);     // one statement: three partials
+//   t.gradient(f);                              // t.adjoint(x) == 5.5
+//
+// An active variable is a small handle: its value, its index on the tape and the generation of
+// the recording (tape.hpp). Arithmetic on active variables builds an expression whose nodes hold
+// their operands by value and compute their own value at once; assigning the expression to an
+// active variable records one statement: the expression's partials with respect to the active
+// variables it reads, computed from the rule table and multiplied along the expression, with no
+// intermediate entry on the tape.
+//
+// `auto` is safe. Every node holds copies (an active variable is 16 bytes), so an expression that
+// outlives the variables it was built from, or is returned from a function whose locals it read,
+// still holds the values and indices it needs. A named intermediate that is used more than once
+//
+//   auto dx = q[i] - q[j];  auto r2 = dx * dx + ...;  auto s6 = 1.0 / (r2 * r2 * r2);
+//   e += 4.0 * (s6 * s6 - s6);                         // one statement for the pair energy
+//
+// is collapsed the first time it is used as an operand: its partials with respect to the active
+// variables it reads go to the tape's scratch memory once, and every use refers to them by offset
+// (a `collapsed` operand: value, offset, count, generation). The statement that finally assigns
+// expands them, merging the uses of one intermediate first, so `s6 * s6 - s6` costs one pass over
+// s6's partials, not three, and the expression types stay small.
+
+#include <array>
+#include <cmath>
+#include <compare>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <ostream>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "../concepts.hpp"
+#include "../config.hpp"
+#include "../core/evaluate.hpp"
+#include "../rules.hpp"
+#include "tape.hpp"
+
+namespace nabla {
+
+template <class T>
+class active;
+
+using var = active<double>;
+
+// The expression types of reverse mode. They live in namespace nabla so that argument-dependent
+// lookup finds the operators and functions below for them.
+
+// A collapsed named subexpression: its value and where its partials are in the scratch memory.
+template <class T>
+struct collapsed {
+    T value;
+    detail::tape_index begin;
+    detail::tape_index count;
+    std::uint32_t generation;
+};
+
+template <class Rule, class T, class... Operands>
+struct active_node;
+
+namespace detail {
+
+template <class E>
+inline constexpr bool is_active_v = false;
+template <class T>
+inline constexpr bool is_active_v<active<T>> = true;
+
+template <class E>
+inline constexpr bool is_active_node_v = false;
+template <class Rule, class T, class... Operands>
+inline constexpr bool is_active_node_v<active_node<Rule, T, Operands...>> = true;
+
+template <class E>
+inline constexpr bool is_collapsed_v = false;
+template <class T>
+inline constexpr bool is_collapsed_v<collapsed<T>> = true;
+
+// Anything that takes part in a statement: an active variable, a node, a collapsed intermediate.
+template <class E>
+concept ActiveOperand = is_active_v<std::remove_cvref_t<E>> ||
+    is_active_node_v<std::remove_cvref_t<E>> || is_collapsed_v<std::remove_cvref_t<E>>;
+
+template <class E>
+concept ActiveExpression =
+    is_active_node_v<std::remove_cvref_t<E>> || is_collapsed_v<std::remove_cvref_t<E>>;
+
+// The value type of an active operand.
+template <class E>
+struct active_value_type;
+template <class T>
+struct active_value_type<active<T>> {
+    using type = T;
+};
+template <class Rule, class T, class... Operands>
+struct active_value_type<active_node<Rule, T, Operands...>> {
+    using type = T;
+};
+template <class T>
+struct active_value_type<collapsed<T>> {
+    using type = T;
+};
+template <class E>
+using active_value_t = typename active_value_type<std::remove_cvref_t<E>>::type;
+
+// A plain number next to active operands of value type T: a constant of the expression.
+template <class U, class T>
+concept ConstantOf = !ActiveOperand<U> && !Expression<U> && std::is_convertible_v<U, T>;
+
+template <class E>
+NABLA_ALWAYS_INLINE constexpr const auto& value_of(const E& e) {
+    if constexpr (is_active_v<E> || is_active_node_v<E> || is_collapsed_v<E>)
+        return e.value;
+    else
+        return e;
+}
+
+// How many collapsed operands an expression type holds (they are merged by offset when a
+// statement is recorded).
+template <class E>
+inline constexpr std::size_t collapsed_count = 0;
+template <class T>
+inline constexpr std::size_t collapsed_count<collapsed<T>> = 1;
+template <class Rule, class T, class... Operands>
+inline constexpr std::size_t
+    collapsed_count<active_node<Rule, T, Operands...>> = (collapsed_count<Operands> + ... + 0);
+
+// Collects one statement's partials: active leaves go straight to `out` (the tape, or the scratch
+// memory when an intermediate is collapsed), collapsed operands are merged by offset and expanded
+// at the end.
+template <class T, std::size_t Slots>
+struct statement_builder {
+    tape<T>* on;
+    // The collapsed operands met so far, one slot per distinct intermediate (kept as separate
+    // arrays: each is written and read with the same width).
+    std::array<tape_index, Slots> begins{};
+    std::array<tape_index, Slots> counts{};
+    std::array<T, Slots> adjoints{};
+    std::size_t used = 0;
+
+    template <class Out>
+    NABLA_ALWAYS_INLINE void leaf(Out& out, const active<T>& v, const T& adjoint) {
+        if (v.generation() == on->generation()) [[likely]]
+            out.push(v.index(), adjoint);
+        else
+            on->check(v.generation(), v.index());  // passive: nothing to record
+    }
+
+    NABLA_ALWAYS_INLINE void shared(const collapsed<T>& c, const T& adjoint) {
+        if (c.generation != on->generation()) [[unlikely]] {
+            on->check(c.generation, c.count == 0 ? 0 : 1);
+            return;
+        }
+        if constexpr (Slots > 0) {
+            for (std::size_t k = 0; k < used; ++k) {
+                if (begins[k] == c.begin) {
+                    adjoints[k] += adjoint;
+                    return;
+                }
+            }
+            begins[used] = c.begin;
+            counts[used] = c.count;
+            adjoints[used] = adjoint;
+            ++used;
+        }
+    }
+
+    template <class Out>
+    NABLA_ALWAYS_INLINE void expand(Out& out) {
+        if constexpr (Slots > 0) {
+            std::size_t total = 0;
+            for (std::size_t k = 0; k < used; ++k)
+                total += counts[k];
+            out.reserve_more(total);
+            for (std::size_t k = 0; k < used; ++k) {
+                const tape_index* index = on->scratch_operands().data() + begins[k];
+                const T* partial = on->scratch_partials().data() + begins[k];
+                const T a = adjoints[k];
+                for (tape_index i = 0; i < counts[k]; ++i)
+                    out.push(index[i], partial[i] * a);
+            }
+        }
+    }
+};
+
+// Where a collapse writes: the tape's scratch memory.
+template <class T>
+struct scratch_sink {
+    tape<T>* on;
+    NABLA_ALWAYS_INLINE void reserve_more(std::size_t n) {
+        on->scratch_operands().reserve_more(n);
+        on->scratch_partials().reserve_more(n);
+    }
+    NABLA_ALWAYS_INLINE void push(tape_index index, const T& partial) {
+        on->scratch_operands().push_unchecked(index);
+        on->scratch_partials().push_unchecked(partial);
+    }
+};
+
+// How many active variables an expression type reads, counted with repetition (room reserved on
+// the tape before a statement is recorded).
+template <class E>
+inline constexpr std::size_t leaf_count = 0;
+template <class T>
+inline constexpr std::size_t leaf_count<active<T>> = 1;
+template <class Rule, class T, class... Operands>
+inline constexpr std::size_t leaf_count<active_node<Rule, T, Operands...>> = (leaf_count<Operands> +
+                                                                              ... + 0);
+
+// The partials of a statement, multiplied along the expression down to its leaves.
+template <class Builder, class Out, class T, class E>
+NABLA_ALWAYS_INLINE void propagate(Builder& b, Out& out, const E& e, const T& adjoint) {
+    if constexpr (is_active_v<E>) {
+        b.leaf(out, e, adjoint);
+    } else if constexpr (is_collapsed_v<E>) {
+        b.shared(e, adjoint);
+    } else if constexpr (is_active_node_v<E>) {
+        propagate_node(b, out, e, adjoint);
+    }
+    // constants: nothing
+}
+
+template <class Builder, class Out, class T, class Rule, class... Operands>
+NABLA_ALWAYS_INLINE void
+propagate_node(Builder& b, Out& out, const active_node<Rule, T, Operands...>& e, const T& adjoint) {
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+        const auto partial = [&]<std::size_t J>(std::integral_constant<std::size_t, J>) {
+            return to_number<T>(std::apply(
+                [&](const auto&... ops) {
+                    return Rule::template partial<J>(e.value, value_of(ops)...);
+                },
+                e.operands));
+        };
+        (
+            [&] {
+                using Op = std::tuple_element_t<I, std::tuple<Operands...>>;
+                if constexpr (ActiveOperand<Op>)
+                    propagate(b, out, std::get<I>(e.operands),
+                              partial(std::integral_constant<std::size_t, I>{}) * adjoint);
+            }(),
+            ...);
+    }
+    (std::index_sequence_for<Operands...>{});
+}
+
+// Records e as one statement on the active tape and returns its index (0 when e reads no active
+// variable... which the caller cannot tell from the index alone, so it is passed back as a flag).
+template <class T, class E>
+NABLA_ALWAYS_INLINE tape_index record_statement(tape<T>* on, const E& e) {
+    statement_builder<T, collapsed_count<E>> b{on};
+    on->reserve_more(leaf_count<E>);
+    propagate(b, *on, e, T(1));
+    b.expand(*on);
+    return on->finish_statement();
+}
+
+// An expression with no active tape: every variable it reads must be passive.
+template <class E>
+void check_passive(const E& e) {
+    if constexpr (is_active_v<E>) {
+        if (e.index() != 0)
+            throw_tape_error(
+                "an active variable is used while no tape records on this thread: keep the "
+                "recording (tape::record()) alive while computing with active variables");
+    } else if constexpr (is_collapsed_v<E>) {
+        if (e.count != 0)
+            throw_tape_error("an active subexpression is used while no tape records");
+    } else if constexpr (is_active_node_v<E>) {
+        std::apply([](const auto&... ops) { (check_passive(ops), ...); }, e.operands);
+    }
+}
+
+// The collapsed form of a named node: its partials in the scratch memory, made once.
+template <class Rule, class T, class... Operands>
+NABLA_ALWAYS_INLINE collapsed<T> collapse(const active_node<Rule, T, Operands...>& e) {
+    tape<T>* on = active_tape<T>;
+    if (on == nullptr) {
+        check_passive(e);
+        return collapsed<T>{e.value, 0, 0, 0};
+    }
+    if (e.cache.generation == on->generation())
+        return e.cache;
+    using E = active_node<Rule, T, Operands...>;
+    const std::size_t begin = on->scratch_operands().size();
+    scratch_sink<T> out{on};
+    statement_builder<T, collapsed_count<E>> b{on};
+    out.reserve_more(leaf_count<E>);
+    propagate(b, out, e, T(1));
+    b.expand(out);
+    const std::size_t count = on->scratch_operands().size() - begin;
+    if (on->scratch_operands().size() >= tape_limit) [[unlikely]]
+        throw_tape_error("more than 2^32 - 2 partials of named subexpressions in one recording");
+    e.cache = collapsed<T>{e.value, static_cast<tape_index>(begin), static_cast<tape_index>(count),
+                           on->generation()};
+    return e.cache;
+}
+
+// The type a constant operand is held as: the plain number under any nesting of dual numbers, so
+// no rule ever computes a partial with respect to a constant (in pow(x, 2.0) on duals, the
+// exponent's tangent would otherwise meet log of a negative base and turn into NaN).
+template <class T>
+struct constant_type {
+    using type = T;
+};
+template <class T>
+requires requires(const T& t) {
+    t.value;
+    t.tangent;
+}
+struct constant_type<T> {
+    using type = typename constant_type<typename T::value_type>::type;
+};
+
+// An operand as a node holds it: variables, collapsed intermediates and constants by value, a
+// temporary node moved in, a named node (an lvalue) collapsed.
+template <class T, class E>
+NABLA_ALWAYS_INLINE constexpr auto hold(E&& e) {
+    using D = std::remove_cvref_t<E>;
+    if constexpr (is_active_node_v<D> && std::is_lvalue_reference_v<E>)
+        return collapse(e);
+    else if constexpr (ActiveOperand<D>)
+        return D(std::forward<E>(e));
+    else if constexpr (std::is_integral_v<D>)
+        return D(e);  // an integer stays exact (pow(x, 3))
+    else
+        return static_cast<typename constant_type<T>::type>(e);
+}
+
+template <class T, class E>
+using held_t = decltype(hold<T>(std::declval<E>()));
+
+template <class Rule, class A, class B>
+NABLA_ALWAYS_INLINE constexpr auto make_binary(A&& a, B&& b) {
+    if constexpr (ActiveOperand<A>) {
+        using T = active_value_t<A>;
+        using N = active_node<Rule, T, held_t<T, A>, held_t<T, B>>;
+        return N(hold<T>(std::forward<A>(a)), hold<T>(std::forward<B>(b)));
+    } else {
+        using T = active_value_t<B>;
+        using N = active_node<Rule, T, held_t<T, A>, held_t<T, B>>;
+        return N(hold<T>(std::forward<A>(a)), hold<T>(std::forward<B>(b)));
+    }
+}
+
+template <class Rule, class A>
+NABLA_ALWAYS_INLINE constexpr auto make_unary(A&& a) {
+    using T = active_value_t<A>;
+    using N = active_node<Rule, T, held_t<T, A>>;
+    return N(hold<T>(std::forward<A>(a)));
+}
+
+// Two operands of which at least one is active and the other is active of the same value type
+// or a constant.
+template <class A, class B>
+concept ActivePair = (ActiveOperand<A> && ActiveOperand<B> &&
+                      std::is_same_v<active_value_t<A>, active_value_t<B>>) ||
+                     (ActiveOperand<A> && !ActiveOperand<B> &&
+                      ConstantOf<std::remove_cvref_t<B>, active_value_t<A>>) ||
+                     (ActiveOperand<B> && !ActiveOperand<A> &&
+                      ConstantOf<std::remove_cvref_t<A>, active_value_t<B>>);
+
+}  // namespace detail
+
+template <class Rule, class T, class... Operands>
+struct active_node {
+    T value;
+    std::tuple<Operands...> operands;
+    // The collapsed form, made the first time this node is used as a named operand.
+    mutable collapsed<T> cache{T(0), 0, 0, 0};
+
+    template <class... Args>
+    requires(sizeof...(Args) == sizeof...(Operands)) NABLA_ALWAYS_INLINE
+        constexpr explicit active_node(Args&&... args)
+        : value(compute(args...)),
+          operands(std::forward<Args>(args)...) {}
+
+private:
+    template <class... Args>
+    NABLA_ALWAYS_INLINE static constexpr T compute(const Args&... args) {
+        return detail::to_number<T>(Rule::value(detail::value_of(args)...));
+    }
+};
+
+template <class T>
+class active {
+public:
+    using value_type = T;
+
+    // The value. Writing it directly changes no recorded statement.
+    T value{};
+
+    // A passive constant (index 0): never recorded.
+    constexpr active() = default;
+    template <class U>
+    requires(std::is_convertible_v<U, T> && !detail::ActiveOperand<U> &&
+             !Expression<U>) constexpr active(const U& v)
+        : value(static_cast<T>(v)) {}
+
+    // Assigning an expression records one statement.
+    template <detail::ActiveExpression E>
+    requires std::is_same_v<detail::active_value_t<E>, T> active(const E& e) { assign(e); }
+    template <detail::ActiveExpression E>
+    requires std::is_same_v<detail::active_value_t<E>, T> active& operator=(const E& e) {
+        assign(e);
+        return *this;
+    }
+    template <class U>
+    requires(std::is_convertible_v<U, T> && !detail::ActiveOperand<U> && !Expression<U>) active&
+    operator=(const U& v) {
+        value = static_cast<T>(v);
+        index_ = 0;
+        generation_ = 0;
+        return *this;
+    }
+
+    template <class E>
+    requires detail::ActivePair<active&, E> active& operator+=(E&& e) {
+        return *this = detail::make_binary<rules::add_rule>(*this, std::forward<E>(e));
+    }
+    template <class E>
+    requires detail::ActivePair<active&, E> active& operator-=(E&& e) {
+        return *this = detail::make_binary<rules::sub_rule>(*this, std::forward<E>(e));
+    }
+    template <class E>
+    requires detail::ActivePair<active&, E> active& operator*=(E&& e) {
+        return *this = detail::make_binary<rules::mul_rule>(*this, std::forward<E>(e));
+    }
+    template <class E>
+    requires detail::ActivePair<active&, E> active& operator/=(E&& e) {
+        return *this = detail::make_binary<rules::div_rule>(*this, std::forward<E>(e));
+    }
+
+    // The variable's index on its tape (0 for a constant) and its recording's generation.
+    detail::tape_index index() const { return index_; }
+    std::uint32_t generation() const { return generation_; }
+    // Whether this variable is recorded on a tape (false for constants).
+    bool is_active() const { return index_ != 0; }
+
+    // An explicit conversion to a plain number drops the derivative information.
+    template <class U>
+    requires std::is_arithmetic_v<U>
+    explicit operator U() const { return static_cast<U>(primal_of(value)); }
+
+private:
+    template <class>
+    friend class tape;
+
+    active(const T& v, detail::tape_index index, std::uint32_t generation)
+        : value(v),
+          index_(index),
+          generation_(generation) {}
+
+    template <class V>
+    static auto primal_of(const V& v) {
+        if constexpr (requires { v.value; })
+            return primal_of(v.value);
+        else
+            return v;
+    }
+
+    template <class E>
+    NABLA_ALWAYS_INLINE void assign(const E& e) {
+        const T v = detail::value_of(e);
+        tape<T>* on = detail::active_tape<T>;
+        if (on == nullptr) [[unlikely]] {
+            detail::check_passive(e);
+            value = v;
+            index_ = 0;
+            generation_ = 0;
+            return;
+        }
+        index_ = detail::record_statement(on, e);
+        generation_ = on->generation();
+        value = v;
+    }
+
+    detail::tape_index index_ = 0;
+    std::uint32_t generation_ = 0;
+};
+
+template <class T>
+active<T> tape<T>::input(const T& value) {
+    return active<T>(value, finish_statement(), generation_);
+}
+
+template <class T>
+void tape<T>::seed(const active<T>& v, const T& adjoint) {
+    if (adjoints_.size() != ends_.size())
+        detail::throw_tape_error("seed() before zero_adjoints(): the adjoints are not set up for "
+                                 "this recording");
+    if (v.index() == 0)
+        return;  // a constant: nothing depends on it
+    check(v.generation(), v.index());
+    adjoints_[v.index()] += adjoint;
+}
+
+template <class T>
+T tape<T>::adjoint(const active<T>& v) const {
+    if (v.index() == 0)
+        return T(0);  // a constant
+    check(v.generation(), v.index());
+    if (adjoints_.size() != ends_.size())
+        detail::throw_tape_error("adjoint() before a sweep: call gradient(output), or "
+                                 "zero_adjoints(), seed() and sweep()");
+    return adjoints_[v.index()];
+}
+
+// Arithmetic: each operator builds a node; nothing is recorded until a node is assigned.
+#define NABLA_ACTIVE_OPERATOR(op, rule)                                                            \
+    template <class A, class B>                                                                    \
+    requires detail::ActivePair<A, B> NABLA_ALWAYS_INLINE constexpr auto operator op(A&& a,        \
+                                                                                     B&& b) {      \
+        return detail::make_binary<rules::rule>(std::forward<A>(a), std::forward<B>(b));           \
+    }
+NABLA_ACTIVE_OPERATOR(+, add_rule)
+NABLA_ACTIVE_OPERATOR(-, sub_rule)
+NABLA_ACTIVE_OPERATOR(*, mul_rule)
+NABLA_ACTIVE_OPERATOR(/, div_rule)
+#undef NABLA_ACTIVE_OPERATOR
+
+template <detail::ActiveOperand A>
+NABLA_ALWAYS_INLINE constexpr auto operator-(A&& a) {
+    return detail::make_unary<rules::neg_rule>(std::forward<A>(a));
+}
+template <detail::ActiveOperand A>
+NABLA_ALWAYS_INLINE constexpr auto operator+(A&& a) {
+    return std::remove_cvref_t<A>(std::forward<A>(a));
+}
+
+// Comparisons compare values, so code that branches on values (if (x[i] > 0)) works.
+template <class A, class B>
+requires detail::ActivePair<A, B>
+constexpr bool operator==(const A& a, const B& b) {
+    return detail::value_of(a) == detail::value_of(b);
+}
+template <class A, class B>
+requires detail::ActivePair<A, B>
+constexpr auto operator<=>(const A& a, const B& b) {
+    return detail::value_of(a) <=> detail::value_of(b);
+}
+
+// The functions of the rule table.
+#define NABLA_ACTIVE_UNARY(function, rule)                                                         \
+    template <detail::ActiveOperand X>                                                             \
+    NABLA_ALWAYS_INLINE constexpr auto function(X&& x) {                                           \
+        return detail::make_unary<rules::rule>(std::forward<X>(x));                                \
+    }
+#define NABLA_ACTIVE_BINARY(function, rule)                                                        \
+    template <class A, class B>                                                                    \
+    requires detail::ActivePair<A, B> NABLA_ALWAYS_INLINE constexpr auto function(A&& a, B&& b) {  \
+        return detail::make_binary<rules::rule>(std::forward<A>(a), std::forward<B>(b));           \
+    }
+
+NABLA_ACTIVE_UNARY(exp, exp_rule)
+NABLA_ACTIVE_UNARY(exp2, exp2_rule)
+NABLA_ACTIVE_UNARY(expm1, expm1_rule)
+NABLA_ACTIVE_UNARY(log, log_rule)
+NABLA_ACTIVE_UNARY(log2, log2_rule)
+NABLA_ACTIVE_UNARY(log10, log10_rule)
+NABLA_ACTIVE_UNARY(log1p, log1p_rule)
+NABLA_ACTIVE_UNARY(sqrt, sqrt_rule)
+NABLA_ACTIVE_UNARY(cbrt, cbrt_rule)
+NABLA_ACTIVE_UNARY(sin, sin_rule)
+NABLA_ACTIVE_UNARY(cos, cos_rule)
+NABLA_ACTIVE_UNARY(tan, tan_rule)
+NABLA_ACTIVE_UNARY(asin, asin_rule)
+NABLA_ACTIVE_UNARY(acos, acos_rule)
+NABLA_ACTIVE_UNARY(atan, atan_rule)
+NABLA_ACTIVE_UNARY(sinh, sinh_rule)
+NABLA_ACTIVE_UNARY(cosh, cosh_rule)
+NABLA_ACTIVE_UNARY(tanh, tanh_rule)
+NABLA_ACTIVE_UNARY(asinh, asinh_rule)
+NABLA_ACTIVE_UNARY(acosh, acosh_rule)
+NABLA_ACTIVE_UNARY(atanh, atanh_rule)
+NABLA_ACTIVE_UNARY(erf, erf_rule)
+NABLA_ACTIVE_UNARY(erfc, erfc_rule)
+NABLA_ACTIVE_UNARY(tgamma, tgamma_rule)
+NABLA_ACTIVE_UNARY(lgamma, lgamma_rule)
+NABLA_ACTIVE_UNARY(abs, abs_rule)
+NABLA_ACTIVE_UNARY(fabs, abs_rule)
+NABLA_ACTIVE_UNARY(sign, sign_rule)
+NABLA_ACTIVE_UNARY(floor, floor_rule)
+NABLA_ACTIVE_UNARY(ceil, ceil_rule)
+NABLA_ACTIVE_UNARY(round, round_rule)
+NABLA_ACTIVE_UNARY(trunc, trunc_rule)
+
+NABLA_ACTIVE_BINARY(atan2, atan2_rule)
+NABLA_ACTIVE_BINARY(hypot, hypot_rule)
+NABLA_ACTIVE_BINARY(min, min_rule)
+NABLA_ACTIVE_BINARY(max, max_rule)
+NABLA_ACTIVE_BINARY(fmin, fmin_rule)
+NABLA_ACTIVE_BINARY(fmax, fmax_rule)
+#undef NABLA_ACTIVE_UNARY
+#undef NABLA_ACTIVE_BINARY
+
+// pow with an integer exponent has its own rule, exact for negative bases.
+template <class A, class B>
+requires detail::ActivePair<A, B> NABLA_ALWAYS_INLINE constexpr auto pow(A&& a, B&& b) {
+    if constexpr (std::is_integral_v<std::remove_cvref_t<B>>)
+        return detail::make_binary<rules::powi_rule>(std::forward<A>(a), std::forward<B>(b));
+    else
+        return detail::make_binary<rules::pow_rule>(std::forward<A>(a), std::forward<B>(b));
+}
+
+template <class I, detail::ActiveOperand X>
+requires std::is_integral_v<I> NABLA_ALWAYS_INLINE constexpr auto polygamma(I n, X&& x) {
+    return detail::make_binary<rules::polygamma_rule>(n, std::forward<X>(x));
+}
+// fma(a, b, c): every operand active or a constant, at least one active.
+template <class A, class B, class C>
+requires(detail::ActiveOperand<A> || detail::ActiveOperand<B> ||
+         detail::ActiveOperand<C>) NABLA_ALWAYS_INLINE constexpr auto fma(A&& a, B&& b, C&& c) {
+    using T = detail::active_value_t<std::conditional_t<
+        detail::ActiveOperand<A>, A, std::conditional_t<detail::ActiveOperand<B>, B, C>>>;
+    using N = active_node<rules::fma_rule, T, detail::held_t<T, A>, detail::held_t<T, B>,
+                          detail::held_t<T, C>>;
+    return N(detail::hold<T>(std::forward<A>(a)), detail::hold<T>(std::forward<B>(b)),
+             detail::hold<T>(std::forward<C>(c)));
+}
+
+template <detail::ActiveOperand X>
+NABLA_ALWAYS_INLINE constexpr auto digamma(X&& x) {
+    return polygamma(0, std::forward<X>(x));
+}
+
+template <detail::ActiveOperand X>
+bool isfinite(const X& x) {
+    using std::isfinite;
+    return isfinite(detail::value_of(x));
+}
+template <detail::ActiveOperand X>
+bool isnan(const X& x) {
+    using std::isnan;
+    return isnan(detail::value_of(x));
+}
+template <detail::ActiveOperand X>
+bool isinf(const X& x) {
+    using std::isinf;
+    return isinf(detail::value_of(x));
+}
+
+template <class T>
+std::ostream& operator<<(std::ostream& out, const active<T>& x) {
+    return out << x.value;
+}
+
+}  // namespace nabla
+
+template <class T, class U>
+requires std::is_arithmetic_v<U>
+struct std::common_type<nabla::active<T>, U> {
+    using type = nabla::active<T>;
+};
+template <class T, class U>
+requires std::is_arithmetic_v<U>
+struct std::common_type<U, nabla::active<T>> {
+    using type = nabla::active<T>;
+};
+
+// The limits of the value type.
+template <class T>
+struct std::numeric_limits<nabla::active<T>> : std::numeric_limits<T> {
+    using value_type = nabla::active<T>;
+    static constexpr value_type min() noexcept { return std::numeric_limits<T>::min(); }
+    static constexpr value_type max() noexcept { return std::numeric_limits<T>::max(); }
+    static constexpr value_type lowest() noexcept { return std::numeric_limits<T>::lowest(); }
+    static constexpr value_type epsilon() noexcept { return std::numeric_limits<T>::epsilon(); }
+    static constexpr value_type infinity() noexcept { return std::numeric_limits<T>::infinity(); }
+    static constexpr value_type quiet_NaN() noexcept { return std::numeric_limits<T>::quiet_NaN(); }
+};

@@ -1,0 +1,402 @@
+// The run-time tape (reverse mode): every rule against mpmath (gradients, and Hessians forward
+// over reverse), statements and their partials, auto intermediates, control flow, reuse of a
+// recording, misuse reported as errors, threads and nested recordings.
+
+#include <nabla/nabla.hpp>
+#include <nabla/tensor.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <cmath>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "../rules/function_table.hpp"
+#include "../test_data.hpp"
+
+namespace {
+
+using nabla::tape;
+using nabla::var;
+
+template <std::size_t N, class Build>
+void check_rule(const std::string& name, Build build) {
+    std::size_t checked = 0;
+    for (const auto& r : nabla_test::rows()) {
+        if (r.name != name)
+            continue;
+        ++checked;
+        INFO("row: " << r.text);
+        tape<> t;
+        auto recording = t.record();
+        std::array<var, 3> x{};
+        for (std::size_t i = 0; i < N; ++i)
+            x[i] = t.input(r.point[i]);
+        const var y = build(r.parameters, x[0], x[1], x[2]);
+        CHECK(nabla_test::close(y.value, r.value, r.tolerance_value));
+        t.gradient(y);
+        for (std::size_t i = 0; i < N; ++i) {
+            INFO("gradient entry " << i);
+            CHECK(nabla_test::close(t.adjoint(x[i]), r.gradient[i], r.tolerance_gradient));
+        }
+        // Forward over reverse: direction e_j gives the Hessian's column j, compared relative to
+        // the Hessian's largest entry (as the dual-number tests do).
+        double scale = 0.0;
+        for (double h : r.hessian_upper)
+            scale = std::max(scale, std::abs(h));
+        for (std::size_t j = 0; j < N; ++j) {
+            using D = nabla::dual<double, 1>;
+            tape<D> td;
+            auto inner = td.record();
+            std::array<nabla::active<D>, 3> xd{};
+            for (std::size_t i = 0; i < N; ++i)
+                xd[i] = td.input(D(r.point[i], {i == j ? 1.0 : 0.0}));
+            const nabla::active<D> yd = build(r.parameters, xd[0], xd[1], xd[2]);
+            td.gradient(yd);
+            for (std::size_t i = 0; i < N; ++i) {
+                const std::size_t lo = std::min(i, j), hi = std::max(i, j);
+                const std::size_t h = lo * N - lo * (lo - 1) / 2 + (hi - lo);
+                INFO("Hessian entry " << i << ", " << j);
+                const double expected = r.hessian_upper[h];
+                const double computed = td.adjoint(xd[i]).tangent[0];
+                if ((name == "atan" && std::abs(r.point[0]) >= 1e100) ||
+                    (name == "tanh" && std::abs(r.point[0]) >= 300.0))
+                    CHECK(computed == 0.0);  // quotient-rule underflow, docs/conventions.md
+                else if (!std::isfinite(expected) || scale == 0.0)
+                    CHECK(nabla_test::close(computed, expected, r.tolerance_hessian));
+                else
+                    CHECK(std::abs(computed - expected) <=
+                          r.tolerance_hessian * std::max(std::abs(expected), scale));
+            }
+        }
+    }
+    INFO("function " << name);
+    CHECK(checked >= 5);
+}
+
+const auto seed = [](auto x1, auto x2) {
+    using std::log, std::sin;
+    return log(x1) + x1 * x2 - sin(x2);
+};
+
+const auto rosenbrock = [](const auto& x) {
+    using T = std::decay_t<decltype(x[0])>;
+    T sum = 0.0;
+    for (std::size_t i = 0; i + 1 < x.size(); ++i) {
+        auto a = x[i + 1] - x[i] * x[i];
+        auto b = 1.0 - x[i];
+        sum += 100.0 * a * a + b * b;
+    }
+    return sum;
+};
+
+const auto lennard_jones = [](const auto& q) {
+    using T = std::decay_t<decltype(q[0])>;
+    const std::size_t n = q.size() / 3;
+    T e = 0.0;
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = i + 1; j < n; ++j) {
+            auto dx = q[3 * i] - q[3 * j];
+            auto dy = q[3 * i + 1] - q[3 * j + 1];
+            auto dz = q[3 * i + 2] - q[3 * j + 2];
+            auto r2 = dx * dx + dy * dy + dz * dz;
+            auto s6 = 1.0 / (r2 * r2 * r2);
+            e += 4.0 * (s6 * s6 - s6);
+        }
+    return e;
+};
+
+std::vector<double> lennard_jones_gradient(const std::vector<double>& q) {
+    std::vector<double> g(q.size(), 0.0);
+    const std::size_t n = q.size() / 3;
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = i + 1; j < n; ++j) {
+            double d[3], r2 = 0.0;
+            for (int k = 0; k < 3; ++k) {
+                d[k] = q[3 * i + k] - q[3 * j + k];
+                r2 += d[k] * d[k];
+            }
+            const double s6 = 1.0 / (r2 * r2 * r2);
+            const double f = 4.0 * (2.0 * s6 * s6 - s6) * -6.0 / r2;
+            for (int k = 0; k < 3; ++k) {
+                g[3 * i + k] += f * d[k];
+                g[3 * j + k] -= f * d[k];
+            }
+        }
+    return g;
+}
+
+std::vector<double> cluster(std::size_t particles, unsigned seed_value) {
+    std::mt19937 random(seed_value);
+    std::uniform_real_distribution<double> jitter(-0.05, 0.05);
+    std::vector<double> q;
+    for (std::size_t p = 0; p < particles; ++p) {
+        q.push_back(1.1 * double(p % 3) + jitter(random));
+        q.push_back(1.1 * double((p / 3) % 3) + jitter(random));
+        q.push_back(1.1 * double(p / 9) + jitter(random));
+    }
+    return q;
+}
+
+bool close_all(const std::vector<double>& a, const std::vector<double>& b, double tolerance) {
+    double scale = 0.0;
+    for (double v : b)
+        scale = std::max(scale, std::abs(v));
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (std::abs(a[i] - b[i]) > tolerance * scale)
+            return false;
+    return a.size() == b.size();
+}
+
+}  // namespace
+
+TEST_CASE("tape: every rule's gradient and Hessian against mpmath", "[reverse][rules]") {
+    nabla_test::for_each_rule_function([]<std::size_t N>(const char* name, auto build) {
+        SECTION(name) {
+            check_rule<N>(name, build);
+        }
+    });
+}
+
+TEST_CASE("tape: the seed function is one statement with its partials", "[reverse]") {
+    tape<> t;
+    auto recording = t.record();
+    var x1 = t.input(2.0), x2 = t.input(5.0);
+    const std::size_t before = t.statements();
+    var f = seed(x1, x2);
+    CHECK(t.statements() == before + 1);
+    CHECK(t.partials() == 4);  // x1 in log and in the product, x2 in the product and in sin
+    t.gradient(f);
+    CHECK(f.value == Approx(11.652071).epsilon(1e-7));
+    CHECK(t.adjoint(x1) == Approx(5.5).epsilon(1e-15));
+    CHECK(t.adjoint(x2) == Approx(2.0 - std::cos(5.0)).epsilon(1e-15));
+
+    const auto [value, gradient] = nabla::value_and_grad(nabla::mode::reverse, seed, 2.0, 5.0);
+    CHECK(value == f.value);
+    CHECK(gradient[0] == t.adjoint(x1));
+    CHECK(gradient[1] == t.adjoint(x2));
+}
+
+TEST_CASE("tape: auto intermediates record one statement per pair energy", "[reverse]") {
+    const std::vector<double> q = cluster(2, 7);
+    tape<> t;
+    auto recording = t.record();
+    std::vector<var> active;
+    for (double v : q)
+        active.push_back(t.input(v));
+    const std::size_t inputs = t.statements();
+    const var e = lennard_jones(active);
+    // One statement: the pair energy accumulated into e (the named dx, r2, s6 are collapsed into
+    // its partials, not recorded).
+    CHECK(t.statements() == inputs + 1);
+    t.gradient(e);
+    std::vector<double> g;
+    for (const var& v : active)
+        g.push_back(t.adjoint(v));
+    CHECK(close_all(g, lennard_jones_gradient(q), 1e-13));
+}
+
+TEST_CASE("tape: gradients of run-time loops agree with hand-written ones", "[reverse]") {
+    for (unsigned s : {1u, 2u, 3u}) {
+        const std::vector<double> q = cluster(20, s);
+        const auto [value, g] = nabla::value_and_grad(lennard_jones, q);  // reverse: run-time size
+        CHECK(value == Approx(lennard_jones(q)).epsilon(1e-14));
+        CHECK(close_all(g, lennard_jones_gradient(q), 1e-12));
+    }
+    std::vector<double> x(100);
+    for (std::size_t i = 0; i < x.size(); ++i)
+        x[i] = 0.5 + 0.4 * std::sin(0.37 * double(i));
+    const std::vector<double> g = nabla::grad(rosenbrock, x);
+    std::vector<double> hand(x.size(), 0.0);
+    for (std::size_t i = 0; i + 1 < x.size(); ++i) {
+        const double a = x[i + 1] - x[i] * x[i];
+        hand[i] += -400.0 * x[i] * a - 2.0 * (1.0 - x[i]);
+        hand[i + 1] += 200.0 * a;
+    }
+    CHECK(close_all(g, hand, 1e-13));
+    CHECK(close_all(nabla::grad(nabla::mode::forward, rosenbrock, x), g, 1e-13));
+}
+
+TEST_CASE("tape: branches and loops on values", "[reverse]") {
+    // Piecewise and iterative code: the branch taken at the point is differentiated.
+    const auto f = [](const auto& x) {
+        using T = std::decay_t<decltype(x[0])>;
+        using std::exp, std::sin;
+        T s = 0.0;
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            if (x[i] > 0.0)
+                s += x[i] * x[i];
+            else
+                s -= sin(x[i]);
+        }
+        T t = 1.0;
+        while (t < 10.0)
+            t *= exp(x[0] * x[0]) + 1.0;  // stops after a data-dependent number of steps
+        return s + t;
+    };
+    const std::vector<double> x{0.3, -0.7, 1.1};
+    const auto reverse = nabla::grad(nabla::mode::reverse, f, x);
+    const auto forward = nabla::grad(nabla::mode::forward, f, x);
+    CHECK(close_all(reverse, forward, 1e-14));
+    CHECK(reverse[1] == Approx(-std::cos(-0.7)).epsilon(1e-15));
+}
+
+TEST_CASE("tape: expressions outlive the variables they were built from", "[reverse]") {
+    // A helper that returns an expression reading its own locals: nodes hold copies.
+    const auto energy_term = [](const var& a, const var& b) {
+        var d = a - b;             // a local variable
+        auto squared = d * d;      // a local named expression
+        return squared * 0.5 + d;  // an expression reading both
+    };
+    tape<> t;
+    auto recording = t.record();
+    var x = t.input(3.0), y = t.input(1.0);
+    var e = energy_term(x, y);  // d = 2: e = 2 + 2
+    t.gradient(e);
+    CHECK(e.value == 4.0);
+    CHECK(t.adjoint(x) == 3.0);  // d + 1
+    CHECK(t.adjoint(y) == -3.0);
+
+    // Aliasing: the right-hand side reads the old a before a takes its new index.
+    var a = t.input(2.0);
+    const var a0 = a;
+    a = a * a + a;
+    t.gradient(a);
+    CHECK(a.value == 6.0);
+    CHECK(t.adjoint(a0) == 5.0);
+}
+
+TEST_CASE("tape: an unused singular branch does not poison the gradient", "[reverse]") {
+    tape<> t;
+    auto recording = t.record();
+    var x = t.input(0.0), y = t.input(3.0);
+    var unused = log(x);  // partial +inf, adjoint 0
+    (void)unused;
+    var f = y * y;
+    t.gradient(f);
+    CHECK(t.adjoint(x) == 0.0);
+    CHECK(t.adjoint(y) == 6.0);
+}
+
+TEST_CASE("tape: one recording, many sweeps (vjp)", "[reverse]") {
+    const auto F = [](const auto& x) {
+        using T = std::decay_t<decltype(x[0])>;
+        using std::sin;
+        std::vector<T> y(2);
+        y[0] = x[0] * x[1];
+        y[1] = sin(x[2]) + x[0];
+        return y;
+    };
+    const std::vector<double> x{1.0, 2.0, 0.5};
+    auto [y, pullback] = nabla::vjp(F, x);
+    CHECK(y == std::vector<double>{2.0, std::sin(0.5) + 1.0});
+    const std::vector<double> row0 = pullback(std::vector<double>{1.0, 0.0});
+    const std::vector<double> row1 = pullback(std::vector<double>{0.0, 1.0});
+    const std::vector<double> both = pullback(std::vector<double>{2.0, -1.0});
+    CHECK(row0 == std::vector<double>{2.0, 1.0, 0.0});
+    CHECK(row1 == std::vector<double>{1.0, 0.0, std::cos(0.5)});
+    CHECK(both == std::vector<double>{3.0, 2.0, -std::cos(0.5)});
+    CHECK_THROWS_WITH(pullback(std::vector<double>{1.0}),
+                      Catch::Contains("the cotangent w has 1 entries, F has 2 outputs"));
+}
+
+TEST_CASE("tape: Hessian-vector products agree with the forward-over-forward Hessian",
+          "[reverse]") {
+    const std::vector<double> x{0.3, -0.7, 1.1, 0.4, 0.9};
+    const auto H = nabla::hessian(rosenbrock, x);
+    for (std::size_t j = 0; j < x.size(); ++j) {
+        std::vector<double> e(x.size(), 0.0);
+        e[j] = 1.0;
+        const std::vector<double> column = nabla::hvp(rosenbrock, x, e);
+        for (std::size_t i = 0; i < x.size(); ++i)
+            CHECK(column[i] == Approx(H(i, j)).epsilon(1e-14).margin(1e-14));
+    }
+    CHECK_THROWS_WITH(nabla::hvp(rosenbrock, x, std::vector<double>{1.0}),
+                      Catch::Contains("v has 1 entries, x has 5"));
+}
+
+TEST_CASE("tape: memory is kept across recordings", "[reverse]") {
+    std::vector<double> x(1000, 0.5);
+    tape<> t;
+    std::vector<var> active(x.size());
+    std::size_t reserved = 0;
+    for (int round = 0; round < 5; ++round) {
+        auto recording = t.record();
+        for (std::size_t i = 0; i < x.size(); ++i)
+            active[i] = t.input(x[i]);
+        var y = rosenbrock(active);
+        t.gradient(y);
+        if (round == 0)
+            reserved = t.bytes_reserved();
+        CHECK(t.bytes_reserved() == reserved);
+    }
+}
+
+TEST_CASE("tape: misuse is reported", "[reverse][errors]") {
+    tape<> t;
+    var stale;
+    {
+        auto recording = t.record();
+        stale = t.input(1.0);
+    }
+    {
+        auto recording = t.record();  // clears: stale's recording is gone
+        var x = t.input(2.0);
+        CHECK_THROWS_AS(var(stale * x), nabla::tape_error);
+        CHECK_THROWS_WITH(t.adjoint(stale), Catch::Contains("from another recording"));
+
+        tape<> other;
+        var foreign;
+        {
+            auto inner = other.record();
+            foreign = other.input(3.0);
+        }
+        CHECK_THROWS_WITH(var(x + foreign), Catch::Contains("do not mix variables of two tapes"));
+        CHECK_THROWS_WITH(t.adjoint(x), Catch::Contains("adjoint() before a sweep"));
+    }
+    // No recording: an active variable cannot be used.
+    CHECK_THROWS_WITH(var(stale + 1.0), Catch::Contains("no tape records"));
+    // Constants compute without a tape.
+    var a = 2.0, b = 3.0;
+    var c = a * b + 1.0;
+    CHECK(c.value == 7.0);
+    CHECK(!c.is_active());
+}
+
+TEST_CASE("tape: threads record independently", "[reverse][threads]") {
+    std::vector<std::vector<double>> inputs, expected;
+    for (unsigned s = 0; s < 4; ++s) {
+        inputs.push_back(cluster(12, s + 11));
+        expected.push_back(lennard_jones_gradient(inputs.back()));
+    }
+    std::vector<int> failures(inputs.size(), 0);
+    std::vector<std::thread> threads;
+    for (std::size_t k = 0; k < inputs.size(); ++k)
+        threads.emplace_back([&, k] {
+            for (int round = 0; round < 200; ++round) {
+                const auto g = nabla::grad(lennard_jones, inputs[k]);
+                if (!close_all(g, expected[k], 1e-12))
+                    ++failures[k];
+            }
+        });
+    for (auto& th : threads)
+        th.join();
+    for (int f : failures)
+        CHECK(f == 0);
+}
+
+TEST_CASE("tape: a gradient inside a function that is itself differentiated", "[reverse]") {
+    // The inner grad records on a tape of its own while the outer recording is open.
+    const auto inner = [](const auto& y) { return y[0] * y[0] * y[1]; };
+    const auto outer = [&](const auto& x) {
+        const std::vector<double> at{static_cast<double>(x[0]), 2.0};
+        const std::vector<double> g = nabla::grad(inner, at);  // 2 y0 y1 = 4 x0, a constant here
+        return x[0] * x[1] * g[0];
+    };
+    const std::vector<double> x{3.0, 5.0};
+    const auto g = nabla::grad(outer, x);
+    CHECK(g[0] == 5.0 * 12.0);
+    CHECK(g[1] == 3.0 * 12.0);
+}
