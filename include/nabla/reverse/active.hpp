@@ -139,6 +139,7 @@ inline constexpr std::size_t
 template <class T, std::size_t Slots>
 struct statement_builder {
     tape<T>* on;
+    std::uint32_t generation = on->generation();
     // The collapsed operands met so far, one slot per distinct intermediate (kept as separate
     // arrays: each is written and read with the same width).
     std::array<tape_index, Slots> begins{};
@@ -146,16 +147,15 @@ struct statement_builder {
     std::array<T, Slots> adjoints{};
     std::size_t used = 0;
 
-    template <class Out>
-    NABLA_ALWAYS_INLINE void leaf(Out& out, const active<T>& v, const T& adjoint) {
-        if (v.generation() == on->generation()) [[likely]]
+    NABLA_ALWAYS_INLINE void leaf(cursor<T>& out, const active<T>& v, const T& adjoint) {
+        if (v.generation() == generation) [[likely]]
             out.push(v.index(), adjoint);
         else
             on->check(v.generation(), v.index());  // passive: nothing to record
     }
 
     NABLA_ALWAYS_INLINE void shared(const collapsed<T>& c, const T& adjoint) {
-        if (c.generation != on->generation()) [[unlikely]] {
+        if (c.generation != generation) [[unlikely]] {
             on->check(c.generation, c.count == 0 ? 0 : 1);
             return;
         }
@@ -173,35 +173,24 @@ struct statement_builder {
         }
     }
 
-    template <class Out>
-    NABLA_ALWAYS_INLINE void expand(Out& out) {
+    // Writes the merged collapsed operands' partials, times their adjoints, after the leaves.
+    NABLA_ALWAYS_INLINE void expand(cursor<T>& out) {
         if constexpr (Slots > 0) {
+            if (used == 0)
+                return;
+            out.close();
             std::size_t total = 0;
             for (std::size_t k = 0; k < used; ++k)
                 total += counts[k];
-            out.reserve_more(total);
+            out.open(total);
+            const tape_index* index = on->scratch_operands().data();
+            const T* partial = on->scratch_partials().data();
             for (std::size_t k = 0; k < used; ++k) {
-                const tape_index* index = on->scratch_operands().data() + begins[k];
-                const T* partial = on->scratch_partials().data() + begins[k];
                 const T a = adjoints[k];
-                for (tape_index i = 0; i < counts[k]; ++i)
+                for (tape_index i = begins[k]; i < begins[k] + counts[k]; ++i)
                     out.push(index[i], partial[i] * a);
             }
         }
-    }
-};
-
-// Where a collapse writes: the tape's scratch memory.
-template <class T>
-struct scratch_sink {
-    tape<T>* on;
-    NABLA_ALWAYS_INLINE void reserve_more(std::size_t n) {
-        on->scratch_operands().reserve_more(n);
-        on->scratch_partials().reserve_more(n);
-    }
-    NABLA_ALWAYS_INLINE void push(tape_index index, const T& partial) {
-        on->scratch_operands().push_unchecked(index);
-        on->scratch_partials().push_unchecked(partial);
     }
 };
 
@@ -216,8 +205,8 @@ inline constexpr std::size_t leaf_count<active_node<Rule, T, Operands...>> = (le
                                                                               ... + 0);
 
 // The partials of a statement, multiplied along the expression down to its leaves.
-template <class Builder, class Out, class T, class E>
-NABLA_ALWAYS_INLINE void propagate(Builder& b, Out& out, const E& e, const T& adjoint) {
+template <class Builder, class T, class E>
+NABLA_ALWAYS_INLINE void propagate(Builder& b, cursor<T>& out, const E& e, const T& adjoint) {
     if constexpr (is_active_v<E>) {
         b.leaf(out, e, adjoint);
     } else if constexpr (is_collapsed_v<E>) {
@@ -228,9 +217,11 @@ NABLA_ALWAYS_INLINE void propagate(Builder& b, Out& out, const E& e, const T& ad
     // constants: nothing
 }
 
-template <class Builder, class Out, class T, class Rule, class... Operands>
-NABLA_ALWAYS_INLINE void
-propagate_node(Builder& b, Out& out, const active_node<Rule, T, Operands...>& e, const T& adjoint) {
+template <class Builder, class T, class Rule, class... Operands>
+NABLA_ALWAYS_INLINE void propagate_node(Builder& b,
+                                        cursor<T>& out,
+                                        const active_node<Rule, T, Operands...>& e,
+                                        const T& adjoint) {
     [&]<std::size_t... I>(std::index_sequence<I...>) {
         const auto partial = [&]<std::size_t J>(std::integral_constant<std::size_t, J>) {
             return to_number<T>(std::apply(
@@ -256,9 +247,11 @@ propagate_node(Builder& b, Out& out, const active_node<Rule, T, Operands...>& e,
 template <class T, class E>
 NABLA_ALWAYS_INLINE tape_index record_statement(tape<T>* on, const E& e) {
     statement_builder<T, collapsed_count<E>> b{on};
-    on->reserve_more(leaf_count<E>);
-    propagate(b, *on, e, T(1));
-    b.expand(*on);
+    cursor<T> out = on->statement_cursor();
+    out.open(leaf_count<E>);
+    propagate(b, out, e, T(1));
+    b.expand(out);
+    out.close();
     return on->finish_statement();
 }
 
@@ -290,11 +283,12 @@ NABLA_ALWAYS_INLINE collapsed<T> collapse(const active_node<Rule, T, Operands...
         return e.cache;
     using E = active_node<Rule, T, Operands...>;
     const std::size_t begin = on->scratch_operands().size();
-    scratch_sink<T> out{on};
     statement_builder<T, collapsed_count<E>> b{on};
-    out.reserve_more(leaf_count<E>);
+    cursor<T> out = on->scratch_cursor();
+    out.open(leaf_count<E>);
     propagate(b, out, e, T(1));
     b.expand(out);
+    out.close();
     const std::size_t count = on->scratch_operands().size() - begin;
     if (on->scratch_operands().size() >= tape_limit) [[unlikely]]
         throw_tape_error("more than 2^32 - 2 partials of named subexpressions in one recording");

@@ -110,6 +110,8 @@ public:
     }
     // Appends without a capacity check: after reserve_more.
     NABLA_ALWAYS_INLINE void push_unchecked(const U& u) { data_[size_++] = u; }
+    // Counts n entries written past the end (after reserve_more) as appended.
+    NABLA_ALWAYS_INLINE void advance(std::size_t n) { size_ += n; }
     NABLA_ALWAYS_INLINE void push(const U& u) {
         reserve_more(1);
         push_unchecked(u);
@@ -138,6 +140,35 @@ private:
     std::unique_ptr<U[]> data_;
     std::size_t size_ = 0;
     std::size_t capacity_ = 0;
+};
+
+// Writes (operand index, partial) pairs at the end of two buffers through local pointers, so the
+// buffers' sizes are read once and stored once per statement, not per partial.
+template <class T>
+struct cursor {
+    buffer<tape_index>& indices;
+    buffer<T>& partials;
+    tape_index* index = nullptr;
+    T* partial = nullptr;
+    std::size_t written = 0;
+
+    // Room for n more pairs; pointers to where they go.
+    NABLA_ALWAYS_INLINE void open(std::size_t n) {
+        indices.reserve_more(n);
+        partials.reserve_more(n);
+        index = indices.data() + indices.size();
+        partial = partials.data() + partials.size();
+        written = 0;
+    }
+    NABLA_ALWAYS_INLINE void push(tape_index i, const T& p) {
+        index[written] = i;
+        partial[written] = p;
+        ++written;
+    }
+    NABLA_ALWAYS_INLINE void close() {
+        indices.advance(written);
+        partials.advance(written);
+    }
 };
 
 [[noreturn]] inline void throw_tape_error(const std::string& what) {
@@ -256,14 +287,10 @@ public:
         if (generation != generation_ && index != 0) [[unlikely]]
             stale(generation);
     }
-    // Room for n more partials of the statement being recorded, then push them.
-    NABLA_ALWAYS_INLINE void reserve_more(std::size_t n) {
-        operands_.reserve_more(n);
-        partials_.reserve_more(n);
-    }
-    NABLA_ALWAYS_INLINE void push(detail::tape_index index, const T& partial) {
-        operands_.push_unchecked(index);
-        partials_.push_unchecked(partial);
+    // Where the partials of the statement being recorded, and of a collapsed intermediate, go.
+    NABLA_ALWAYS_INLINE detail::cursor<T> statement_cursor() { return {operands_, partials_}; }
+    NABLA_ALWAYS_INLINE detail::cursor<T> scratch_cursor() {
+        return {scratch_operands_, scratch_partials_};
     }
     NABLA_ALWAYS_INLINE detail::tape_index finish_statement() {
         const std::size_t s = ends_.size();
