@@ -200,6 +200,7 @@ public:
         operands_.clear();
         partials_.clear();
         ends_.assign(1, 0);  // statement 0: the passive slot
+        leading_inputs_ = 0;
         adjoints_.clear();
         scratch_operands_.clear();
         scratch_partials_.clear();
@@ -267,7 +268,9 @@ public:
         const detail::tape_index* const operand = operands_.data();
         const T* const partial = partials_.data();
         const detail::tape_index* const end = ends_.data();
-        for (std::size_t s = ends_.size() - 1; s > 0; --s) {
+        // The statements recorded before the first one with operands (the inputs, usually) have
+        // nothing to propagate: the sweep stops above them.
+        for (std::size_t s = ends_.size() - 1; s > leading_inputs_; --s) {
             const T a = adjoint[s];
             if (detail::adjoint_is_zero(a))
                 continue;
@@ -296,6 +299,8 @@ public:
         const std::size_t s = ends_.size();
         if (s >= detail::tape_limit || operands_.size() >= detail::tape_limit) [[unlikely]]
             detail::throw_tape_error("more than 2^32 - 2 statements or partials in one recording");
+        if (operands_.size() == 0)
+            leading_inputs_ = s;
         ends_.push(static_cast<detail::tape_index>(operands_.size()));
         return static_cast<detail::tape_index>(s);
     }
@@ -321,6 +326,7 @@ private:
     // the statements that use them.
     detail::buffer<detail::tape_index> scratch_operands_;
     detail::buffer<T> scratch_partials_;
+    std::size_t leading_inputs_ = 0;  // statements 1..leading_inputs_ have no operands
     tape* previous_ = nullptr;
 };
 
