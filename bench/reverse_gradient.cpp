@@ -15,6 +15,13 @@
 
 #include "bench_util.hpp"
 
+#if defined(NABLA_BENCH_ADOLC)
+#include <adolc/adolc.h>
+#endif
+#if defined(NABLA_BENCH_SACADO)
+#include <Sacado_trad.hpp>
+#endif
+
 namespace {
 
 // Written once, generically: the same code runs on double (the value only) and on nabla::var.
@@ -102,6 +109,80 @@ void log_sum_exp_by_hand(const std::vector<double>& x, std::vector<double>& g) {
         v *= inverse;
 }
 
+#if defined(NABLA_BENCH_ADOLC) || defined(NABLA_BENCH_SACADO)
+// The peers in their own idiom: a named active type everywhere (their temporaries are not meant to
+// be held with auto), the same arithmetic as the generic functions above.
+template <class V>
+V rosenbrock_typed(const std::vector<V>& x) {
+    V sum = 0.0;
+    for (std::size_t i = 0; i + 1 < x.size(); ++i) {
+        V a = x[i + 1] - x[i] * x[i];
+        V b = 1.0 - x[i];
+        sum += 100.0 * a * a + b * b;
+    }
+    return sum;
+}
+
+template <class V>
+V lennard_jones_typed(const std::vector<V>& q) {
+    const std::size_t n = q.size() / 3;
+    V e = 0.0;
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = i + 1; j < n; ++j) {
+            V dx = q[3 * i] - q[3 * j];
+            V dy = q[3 * i + 1] - q[3 * j + 1];
+            V dz = q[3 * i + 2] - q[3 * j + 2];
+            V r2 = dx * dx + dy * dy + dz * dz;
+            V s6 = 1.0 / (r2 * r2 * r2);
+            e += 4.0 * (s6 * s6 - s6);
+        }
+    return e;
+}
+
+template <class V, class Value>
+V log_sum_exp_typed(const std::vector<V>& x, Value value) {
+    double m = -1e300;
+    for (const V& v : x)
+        m = std::max(m, value(v));
+    V s = 0.0;
+    for (const V& v : x)
+        s += exp(v - m);
+    return log(s) + m;
+}
+#endif
+
+#if defined(NABLA_BENCH_ADOLC)
+// Records the trace with tag `tag` at x.
+template <class F>
+void adolc_trace(short tag, const F& f, const std::vector<double>& x) {
+    trace_on(tag);
+    std::vector<adouble> a(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i)
+        a[i] <<= x[i];
+    adouble y = f(a);
+    double value;
+    y >>= value;
+    trace_off();
+}
+#endif
+
+#if defined(NABLA_BENCH_SACADO)
+// Sacado's reverse mode (Rad): independent variables are made afresh on each call, Gradcomp()
+// sweeps and releases the recording.
+using rad = Sacado::Rad::ADvar<double>;
+
+template <class F>
+void sacado_gradient(const F& f, const std::vector<double>& x, std::vector<double>& g) {
+    std::vector<rad> a(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i)
+        a[i] = x[i];
+    rad y = f(a);
+    rad::Gradcomp();
+    for (std::size_t i = 0; i < x.size(); ++i)
+        g[i] = a[i].adj();
+}
+#endif
+
 // The tape and the active copy of the input live across calls, as in a simulation loop.
 struct taped {
     nabla::tape<> t;
@@ -130,8 +211,14 @@ bool agree(const std::vector<double>& a, const std::vector<double>& b) {
     return true;
 }
 
-template <class F, class Hand>
-int race(const char* title, const F& f, Hand hand, const std::vector<double>& x, long calls) {
+template <class F, class Hand, class AdolcF, class SacadoF>
+int race(const char* title,
+         const F& f,
+         Hand hand,
+         [[maybe_unused]] const AdolcF& adolc_f,
+         [[maybe_unused]] const SacadoF& sacado_f,
+         const std::vector<double>& x,
+         long calls) {
     std::vector<double> gh(x.size()), gn(x.size());
     taped tape;
     hand(x, gh);
@@ -141,6 +228,29 @@ int race(const char* title, const F& f, Hand hand, const std::vector<double>& x,
         return 1;
     }
     std::vector<nabla_bench::contender> c{{"hand-written gradient"}, {"nabla tape (var)"}};
+#if defined(NABLA_BENCH_ADOLC)
+    c.push_back({"ADOL-C, traced each call"});
+    c.push_back({"ADOL-C, trace reused"});
+    std::vector<double> ga(x.size());
+    const short tag = 1;
+    adolc_trace(tag, adolc_f, x);
+    gradient(tag, int(x.size()), x.data(), ga.data());
+    if (!agree(gh, ga)) {
+        std::printf("%s: ADOL-C's gradient differs\n", title);
+        return 1;
+    }
+    std::size_t stats[STAT_SIZE];
+    tapestats(tag, stats);
+#endif
+#if defined(NABLA_BENCH_SACADO)
+    c.push_back({"Sacado Rad, each call"});
+    std::vector<double> gs(x.size());
+    sacado_gradient(sacado_f, x, gs);
+    if (!agree(gh, gs)) {
+        std::printf("%s: Sacado's gradient differs\n", title);
+        return 1;
+    }
+#endif
     nabla_bench::race(
         c, calls, 5,
         [&](long) {
@@ -150,14 +260,37 @@ int race(const char* title, const F& f, Hand hand, const std::vector<double>& x,
         [&](long) {
             tape.gradient(f, x, gn);
             nabla_bench::keep(gn[0]);
-        });
+        }
+#if defined(NABLA_BENCH_ADOLC)
+        ,
+        [&](long) {
+            adolc_trace(tag, adolc_f, x);
+            gradient(tag, int(x.size()), x.data(), ga.data());
+            nabla_bench::keep(ga[0]);
+        },
+        [&](long) {
+            gradient(tag, int(x.size()), x.data(), ga.data());
+            nabla_bench::keep(ga[0]);
+        }
+#endif
+#if defined(NABLA_BENCH_SACADO)
+        ,
+        [&](long) {
+            sacado_gradient(sacado_f, x, gs);
+            nabla_bench::keep(gs[0]);
+        }
+#endif
+    );
     nabla_bench::report(title, c);
-    std::printf("  tape: %zu statements, %zu partials, %.1f bytes per partial with the statement "
-                "ends, %.2f MB reserved\n",
-                tape.t.statements(), tape.t.partials(),
-                double(tape.t.bytes_used() - tape.t.statements() * sizeof(double)) /
-                    double(tape.t.partials()),
-                tape.t.bytes_reserved() / 1e6);
+    const double tape_bytes = double(tape.t.bytes_used());
+    std::printf("  nabla tape: %zu statements, %zu partials, %.2f MB (%.1f bytes per partial, "
+                "scratch and adjoints included)\n",
+                tape.t.statements(), tape.t.partials(), tape_bytes / 1e6,
+                tape_bytes / double(tape.t.partials()));
+#if defined(NABLA_BENCH_ADOLC)
+    std::printf("  ADOL-C trace: %zu operations, %zu locations, %zu values\n",
+                stats[NUM_OPERATIONS], stats[NUM_LOCATIONS], stats[NUM_VALUES]);
+#endif
     return 0;
 }
 
@@ -186,16 +319,38 @@ std::vector<double> lattice(std::size_t particles) {
 }  // namespace
 
 int main() {
+#if defined(NABLA_BENCH_ADOLC)
+    const auto adolc_rosenbrock = rosenbrock_typed<adouble>;
+    const auto adolc_lennard_jones = lennard_jones_typed<adouble>;
+    const auto adolc_log_sum_exp = [](const std::vector<adouble>& x) {
+        return log_sum_exp_typed(x, [](const adouble& v) { return v.value(); });
+    };
+#else
+    const auto adolc_rosenbrock = nullptr;
+    const auto adolc_lennard_jones = nullptr;
+    const auto adolc_log_sum_exp = nullptr;
+#endif
+#if defined(NABLA_BENCH_SACADO)
+    const auto sacado_rosenbrock = rosenbrock_typed<rad>;
+    const auto sacado_lennard_jones = lennard_jones_typed<rad>;
+    const auto sacado_log_sum_exp = [](const std::vector<rad>& x) {
+        return log_sum_exp_typed(x, [](const rad& v) { return v.val(); });
+    };
+#else
+    const auto sacado_rosenbrock = nullptr;
+    const auto sacado_lennard_jones = nullptr;
+    const auto sacado_log_sum_exp = nullptr;
+#endif
     int failed = 0;
     failed += race("extended Rosenbrock, n = 1000", rosenbrock, rosenbrock_by_hand,
-                   points(1000, 1.0), 2000);
+                   adolc_rosenbrock, sacado_rosenbrock, points(1000, 1.0), 2000);
     failed += race("extended Rosenbrock, n = 100000", rosenbrock, rosenbrock_by_hand,
-                   points(100000, 1.0), 20);
-    failed +=
-        race("Lennard-Jones, N = 256", lennard_jones, lennard_jones_by_hand, lattice(256), 40);
-    failed +=
-        race("Lennard-Jones, N = 1024", lennard_jones, lennard_jones_by_hand, lattice(1024), 3);
-    failed +=
-        race("log-sum-exp, n = 100000", log_sum_exp, log_sum_exp_by_hand, points(100000, 3.0), 20);
+                   adolc_rosenbrock, sacado_rosenbrock, points(100000, 1.0), 20);
+    failed += race("Lennard-Jones, N = 256", lennard_jones, lennard_jones_by_hand,
+                   adolc_lennard_jones, sacado_lennard_jones, lattice(256), 40);
+    failed += race("Lennard-Jones, N = 1024", lennard_jones, lennard_jones_by_hand,
+                   adolc_lennard_jones, sacado_lennard_jones, lattice(1024), 3);
+    failed += race("log-sum-exp, n = 100000", log_sum_exp, log_sum_exp_by_hand, adolc_log_sum_exp,
+                   sacado_log_sum_exp, points(100000, 3.0), 20);
     return failed;
 }

@@ -11,7 +11,8 @@ packages=(
     libboost-dev                         # Boost.Hana for type-level programming
     catch2                               # unit tests (Catch2 v2, catch2/catch.hpp)
     xtensor-dev xtl-dev libxsimd-dev     # arrays: matrix results of nabla/tensor.hpp
-    libeigen3-dev libceres-dev           # benchmark peers only (Eigen AutoDiffScalar, Ceres Jet)
+    libeigen3-dev libceres-dev           # benchmark peers only (Eigen AutoDiffScalar, Ceres Jet,
+    libadolc-dev libtrilinos-sacado-dev  #   ADOL-C, Sacado)
     python3 python3-mpmath               # generator scripts for reference values
 )
 

@@ -25,6 +25,8 @@
 #include "forward/taylor.hpp"
 #include "literal.hpp"
 #include "reverse/active.hpp"
+#include "reverse/checkpoint.hpp"
+#include "reverse/custom.hpp"
 #include "reverse/tape.hpp"
 #include "rules.hpp"
 #include "version.hpp"

@@ -1,5 +1,8 @@
 #pragma once
 // Reverse mode on a run-time tape: nabla::tape, nabla::active<T> (nabla::var).
 
+#include "api/reverse.hpp"
 #include "reverse/active.hpp"
+#include "reverse/checkpoint.hpp"
+#include "reverse/custom.hpp"
 #include "reverse/tape.hpp"

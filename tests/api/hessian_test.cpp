@@ -62,11 +62,16 @@ TEST_CASE("hessian of a function of a std::vector, in blocks", "[api][hessian]")
         std::vector<double> x(n);
         for (std::size_t i = 0; i < n; ++i)
             x[i] = 0.4 + 0.07 * static_cast<double>(i % 5);
-        const auto h = nabla::hessian(rosenbrock, x);
-        REQUIRE(h.shape()[0] == n);
-        for (std::size_t i = 0; i < n; ++i)
-            for (std::size_t j = 0; j < n; ++j)
-                CHECK(h(i, j) == Approx(rosenbrock_hessian(x, i, j)).epsilon(1e-14).margin(1e-12));
+        // The default (forward over reverse for a std::vector) and both modes forced.
+        for (const auto& h :
+             {nabla::hessian(rosenbrock, x), nabla::hessian(nabla::mode::forward, rosenbrock, x),
+              nabla::hessian(nabla::mode::reverse, rosenbrock, x)}) {
+            REQUIRE(h.shape()[0] == n);
+            for (std::size_t i = 0; i < n; ++i)
+                for (std::size_t j = 0; j < n; ++j)
+                    CHECK(h(i, j) ==
+                          Approx(rosenbrock_hessian(x, i, j)).epsilon(1e-14).margin(1e-12));
+        }
     }
     const std::array<double, 3> small{0.5, 0.6, 0.7};
     const auto hs = nabla::hessian(rosenbrock, small);

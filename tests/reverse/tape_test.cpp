@@ -10,7 +10,6 @@
 #include <array>
 #include <cmath>
 #include <random>
-#include <thread>
 #include <vector>
 
 #include "../rules/function_table.hpp"
@@ -363,28 +362,6 @@ TEST_CASE("tape: misuse is reported", "[reverse][errors]") {
     var c = a * b + 1.0;
     CHECK(c.value == 7.0);
     CHECK(!c.is_active());
-}
-
-TEST_CASE("tape: threads record independently", "[reverse][threads]") {
-    std::vector<std::vector<double>> inputs, expected;
-    for (unsigned s = 0; s < 4; ++s) {
-        inputs.push_back(cluster(12, s + 11));
-        expected.push_back(lennard_jones_gradient(inputs.back()));
-    }
-    std::vector<int> failures(inputs.size(), 0);
-    std::vector<std::thread> threads;
-    for (std::size_t k = 0; k < inputs.size(); ++k)
-        threads.emplace_back([&, k] {
-            for (int round = 0; round < 200; ++round) {
-                const auto g = nabla::grad(lennard_jones, inputs[k]);
-                if (!close_all(g, expected[k], 1e-12))
-                    ++failures[k];
-            }
-        });
-    for (auto& th : threads)
-        th.join();
-    for (int f : failures)
-        CHECK(f == 0);
 }
 
 TEST_CASE("tape: a gradient inside a function that is itself differentiated", "[reverse]") {

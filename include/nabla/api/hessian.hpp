@@ -1,8 +1,9 @@
 #pragma once
-// nabla::hessian: the matrix of second derivatives of a scalar function, by forward over forward
+// nabla::hessian: the matrix of second derivatives of a scalar function. Forward over forward
 // mode (nested dual numbers): one evaluation on dual<dual<R, n>, n> for n scalar arguments, and
-// blocks of forward_chunk x forward_chunk directions for a container of n numbers. f may be a
-// generic callable or a static expression. The result is an xt::xtensor<R, 2>, H(i, j).
+// blocks of forward_chunk x forward_chunk directions for a small container; forward over reverse
+// (the tape recording dual numbers, forward_chunk columns per recording) for a std::vector. f may
+// be a generic callable or a static expression. The result is an xt::xtensor<R, 2>, H(i, j).
 
 #include <algorithm>
 #include <array>
@@ -15,6 +16,8 @@
 #include "../forward/dual.hpp"
 #include "../tensor/matrix.hpp"
 #include "forward.hpp"
+#include "grad.hpp"
+#include "reverse.hpp"
 
 namespace nabla {
 
@@ -92,17 +95,41 @@ auto hessian_of_container(const F& f, const Container& x) {
 
 }  // namespace detail
 
-// The Hessian of f at the arguments: n scalar arguments, or one std::array / std::vector.
+// The Hessian by forward over forward (nested duals): n scalar arguments or one container.
 template <class F, class... Args>
-auto hessian(const F& f, const Args&... args) {
+auto hessian(mode::forward_t, const F& f, const Args&... args) {
     if constexpr (detail::one_container<Args...>) {
         return detail::hessian_of_container(f, args...);
     } else {
         static_assert((Number<Args> && ...),
                       "nabla::hessian(f, args...): the arguments are numbers, one per parameter "
-                      "of f, or a single std::array or std::vector of numbers.");
+                      "of f, or a single container of numbers.");
         return detail::hessian_of_scalars(f, args...);
     }
+}
+
+// The Hessian by forward over reverse: one recording on the tape per forward_chunk columns, each
+// a few gradients' cost, so O(n) gradients in all instead of O(n^2) evaluations.
+template <class F, class Container>
+auto hessian(mode::reverse_t, const F& f, const Container& x) {
+    static_assert(detail::NumberContainer<Container>,
+                  "nabla::hessian(mode::reverse, f, x): x is a container of numbers");
+    using R = detail::promoted<typename Container::value_type>;
+    auto h = detail::zero_matrix<R>(x.size(), x.size());
+    detail::reverse_hessian<forward_chunk>(
+        f, x, [&](std::size_t i, std::size_t j, const R& value) { h(i, j) = value; });
+    return h;
+}
+
+// The Hessian of f at the arguments: n scalar arguments, or one container. Forward over reverse
+// for a std::vector or a std::array of more than 16 numbers (as value_and_grad picks reverse
+// mode), forward over forward otherwise.
+template <class F, class... Args>
+auto hessian(const F& f, const Args&... args) {
+    if constexpr (detail::prefers_reverse<Args...>)
+        return hessian(mode::reverse, f, args...);
+    else
+        return hessian(mode::forward, f, args...);
 }
 
 }  // namespace nabla

@@ -215,6 +215,43 @@ auto vjp(const F& f, const Container& x) {
     }
 }
 
+namespace detail {
+
+// The Hessian of f at x by forward over reverse, W columns per recording: the inputs carry
+// dual<R, W> values whose tangents are W unit directions, and after one sweep the tangents of the
+// inputs' adjoints are those W columns of H. set(i, j, value) receives every entry.
+template <std::size_t W, class F, class Container, class Set>
+void reverse_hessian(const F& f, const Container& x, Set set) {
+    using R = promoted<typename Container::value_type>;
+    using D = dual<R, W>;
+    using active_container = rebind<Container, active<D>>;
+    check_reverse_generic<F, active_container>();
+    if constexpr (std::is_invocable_v<const F&, const active_container&>) {
+        lent_tape<D> lent;
+        tape<D>& t = lent.get();
+        const std::size_t n = x.size();
+        active_container inputs = container_traits<Container>::template make_like<active<D>>(x);
+        for (std::size_t first = 0; first < n; first += W) {
+            auto recording = t.record();
+            for (std::size_t k = 0; k < n; ++k) {
+                D value(static_cast<R>(element(x, k)));
+                if (k >= first && k < first + W)
+                    value.tangent[k - first] = R(1);
+                element(inputs, k) = t.input(value);
+            }
+            const active<D> y = as_active<D>(f(std::as_const(inputs)));
+            t.gradient(y);
+            for (std::size_t i = 0; i < n; ++i) {
+                const D a = t.adjoint(element(inputs, i));
+                for (std::size_t c = 0; c < W && first + c < n; ++c)
+                    set(i, first + c, a.tangent[c]);
+            }
+        }
+    }
+}
+
+}  // namespace detail
+
 // The Hessian-vector product H v of a scalar function of a container at x, forward over reverse:
 // one recording on dual numbers that carry the direction v, one sweep; the tangents of the
 // adjoints are H v. Costs a small constant times one gradient, whatever the number of inputs.

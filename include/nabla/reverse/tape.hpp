@@ -30,6 +30,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <stdexcept>
@@ -204,6 +205,7 @@ public:
         adjoints_.clear();
         scratch_operands_.clear();
         scratch_partials_.clear();
+        customs_.clear();
     }
 
     // While the returned object lives, this tape records the active variables computed on this
@@ -259,24 +261,21 @@ public:
     void zero_adjoints() { adjoints_.assign(ends_.size(), T(0)); }
     void seed(const active<T>& v, const T& adjoint = T(1));
     T adjoint(const active<T>& v) const;
-    // The reverse sweep over every statement, last to first.
+    // The reverse sweep over every statement, last to first. A custom operation (reverse/
+    // custom.hpp) is one entry whose pullback runs once the adjoints of its outputs are complete.
     void sweep() {
         if (adjoints_.size() != ends_.size())
             detail::throw_tape_error("sweep() before zero_adjoints() and seed(): the adjoints "
                                      "are not set up for this recording");
-        T* const adjoint = adjoints_.data();
-        const detail::tape_index* const operand = operands_.data();
-        const T* const partial = partials_.data();
-        const detail::tape_index* const end = ends_.data();
+        std::size_t s = ends_.size() - 1;
+        for (auto c = customs_.rbegin(); c != customs_.rend(); ++c) {
+            sweep_down_to(s, c->first_output + c->outputs - 1);
+            run_pullback(*c);
+            s = c->first_output - 1;  // the outputs themselves have no operands
+        }
         // The statements recorded before the first one with operands (the inputs, usually) have
         // nothing to propagate: the sweep stops above them.
-        for (std::size_t s = ends_.size() - 1; s > leading_inputs_; --s) {
-            const T a = adjoint[s];
-            if (detail::adjoint_is_zero(a))
-                continue;
-            for (detail::tape_index k = end[s - 1]; k < end[s]; ++k)
-                adjoint[operand[k]] += partial[k] * a;
-        }
+        sweep_down_to(s, leading_inputs_);
     }
     // zero_adjoints, seed(output), sweep: then adjoint(x) is d output / d x.
     void gradient(const active<T>& output) {
@@ -327,6 +326,55 @@ private:
     detail::buffer<detail::tape_index> scratch_operands_;
     detail::buffer<T> scratch_partials_;
     std::size_t leading_inputs_ = 0;  // statements 1..leading_inputs_ have no operands
+
+    // Statements s, s - 1, ..., last + 1.
+    void sweep_down_to(std::size_t s, std::size_t last) {
+        T* const adjoint = adjoints_.data();
+        const detail::tape_index* const operand = operands_.data();
+        const T* const partial = partials_.data();
+        const detail::tape_index* const end = ends_.data();
+        for (; s > last; --s) {
+            const T a = adjoint[s];
+            if (detail::adjoint_is_zero(a))
+                continue;
+            for (detail::tape_index k = end[s - 1]; k < end[s]; ++k)
+                adjoint[operand[k]] += partial[k] * a;
+        }
+    }
+
+public:
+    // A custom operation on the tape (reverse/custom.hpp): its outputs are statements
+    // first_output .. first_output + outputs - 1 without operands; the pullback maps their
+    // adjoints to the adjoints of its inputs.
+    struct custom_entry {
+        detail::tape_index first_output;
+        detail::tape_index outputs;
+        std::vector<detail::tape_index> inputs;
+        std::function<std::vector<T>(const std::vector<T>&)> pullback;
+    };
+    void add_custom(custom_entry entry) { customs_.push_back(std::move(entry)); }
+
+private:
+    void run_pullback(const custom_entry& c) {
+        std::vector<T> w(c.outputs);
+        bool any = false;
+        for (std::size_t i = 0; i < c.outputs; ++i) {
+            w[i] = adjoints_[c.first_output + i];
+            any = any || !detail::adjoint_is_zero(w[i]);
+        }
+        if (!any)
+            return;
+        const std::vector<T> g = c.pullback(w);
+        if (g.size() != c.inputs.size())
+            detail::throw_tape_error("a custom operation's pullback returned " +
+                                     std::to_string(g.size()) + " adjoints for " +
+                                     std::to_string(c.inputs.size()) + " inputs");
+        for (std::size_t i = 0; i < g.size(); ++i)
+            if (c.inputs[i] != 0)
+                adjoints_[c.inputs[i]] += g[i];
+    }
+
+    std::vector<custom_entry> customs_;
     tape* previous_ = nullptr;
 };
 
