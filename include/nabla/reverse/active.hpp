@@ -217,29 +217,41 @@ NABLA_ALWAYS_INLINE void propagate(Builder& b, cursor<T>& out, const E& e, const
     // constants: nothing
 }
 
+// The partial of a node with respect to its J-th operand, from the rule table and the values the
+// node holds (no lambdas here or below: every step of a statement is forced inline, so the
+// compiler's inlining budget never splits a statement into calls).
+template <std::size_t J, class Rule, class T, class... Operands, std::size_t... K>
+NABLA_ALWAYS_INLINE T node_partial(const active_node<Rule, T, Operands...>& e,
+                                   std::index_sequence<K...>) {
+    return to_number<T>(Rule::template partial<J>(e.value, value_of(std::get<K>(e.operands))...));
+}
+
+template <std::size_t I, class Builder, class T, class Rule, class... Operands>
+NABLA_ALWAYS_INLINE void propagate_operand(Builder& b,
+                                           cursor<T>& out,
+                                           const active_node<Rule, T, Operands...>& e,
+                                           const T& adjoint) {
+    using Op = std::tuple_element_t<I, std::tuple<Operands...>>;
+    if constexpr (ActiveOperand<Op>)
+        propagate(b, out, std::get<I>(e.operands),
+                  node_partial<I>(e, std::index_sequence_for<Operands...>{}) * adjoint);
+}
+
+template <class Builder, class T, class Rule, class... Operands, std::size_t... I>
+NABLA_ALWAYS_INLINE void propagate_operands(Builder& b,
+                                            cursor<T>& out,
+                                            const active_node<Rule, T, Operands...>& e,
+                                            const T& adjoint,
+                                            std::index_sequence<I...>) {
+    (propagate_operand<I>(b, out, e, adjoint), ...);
+}
+
 template <class Builder, class T, class Rule, class... Operands>
 NABLA_ALWAYS_INLINE void propagate_node(Builder& b,
                                         cursor<T>& out,
                                         const active_node<Rule, T, Operands...>& e,
                                         const T& adjoint) {
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-        const auto partial = [&]<std::size_t J>(std::integral_constant<std::size_t, J>) {
-            return to_number<T>(std::apply(
-                [&](const auto&... ops) {
-                    return Rule::template partial<J>(e.value, value_of(ops)...);
-                },
-                e.operands));
-        };
-        (
-            [&] {
-                using Op = std::tuple_element_t<I, std::tuple<Operands...>>;
-                if constexpr (ActiveOperand<Op>)
-                    propagate(b, out, std::get<I>(e.operands),
-                              partial(std::integral_constant<std::size_t, I>{}) * adjoint);
-            }(),
-            ...);
-    }
-    (std::index_sequence_for<Operands...>{});
+    propagate_operands(b, out, e, adjoint, std::index_sequence_for<Operands...>{});
 }
 
 // Records e as one statement on the active tape and returns its index (0 when e reads no active
