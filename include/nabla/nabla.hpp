@@ -21,6 +21,7 @@
 #include "core/node.hpp"
 #include "core/operators.hpp"
 #include "core/print.hpp"
+#include "forward/custom.hpp"
 #include "forward/dual.hpp"
 #include "forward/taylor.hpp"
 #include "literal.hpp"

@@ -2,6 +2,7 @@
 // transposed solve, against the same solve differentiated through (Gaussian elimination on the
 // tape) and against finite differences.
 
+#include <nabla/forward/custom.hpp>
 #include <nabla/nabla.hpp>
 #include <nabla/reverse/custom.hpp>
 
@@ -177,4 +178,39 @@ TEST_CASE("custom rule: misuse and constants", "[reverse][custom]") {
     });
     CHECK(y[0].value == 7.0);
     CHECK(!y[0].is_active());
+}
+
+TEST_CASE("custom rule in forward mode: the solve's pushforward", "[forward][custom]") {
+    using D = nabla::dual<double, 3>;
+    const std::vector<double> v = point();
+    // Three directions: b_0, A_00 and a mix of everything.
+    std::vector<D> inputs(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        inputs[i].value = v[i];
+        inputs[i].tangent = {i == n * n ? 1.0 : 0.0, i == 0 ? 1.0 : 0.0, 0.1 * double(i % 7)};
+    }
+    const std::vector<D> x = nabla::custom_jvp(inputs, [](const std::vector<double>& values) {
+        const std::vector<double> A(values.begin(), values.begin() + std::ptrdiff_t(n * n));
+        const std::vector<double> b(values.begin() + std::ptrdiff_t(n * n), values.end());
+        std::vector<double> x = eliminate(A, b, n);
+        auto pushforward = [A, x](const std::vector<double>& dv) {
+            std::vector<double> rhs(n);  // db - dA x
+            for (std::size_t i = 0; i < n; ++i) {
+                rhs[i] = dv[n * n + i];
+                for (std::size_t j = 0; j < n; ++j)
+                    rhs[i] -= dv[i * n + j] * x[j];
+            }
+            return eliminate(A, rhs, n);
+        };
+        return std::pair{x, pushforward};
+    });
+    // Against the elimination evaluated on the same dual numbers.
+    const std::vector<D> A(inputs.begin(), inputs.begin() + std::ptrdiff_t(n * n));
+    const std::vector<D> b(inputs.begin() + std::ptrdiff_t(n * n), inputs.end());
+    const std::vector<D> through = eliminate(A, b, n);
+    for (std::size_t i = 0; i < n; ++i) {
+        CHECK(x[i].value == Approx(through[i].value).epsilon(1e-14));
+        for (std::size_t k = 0; k < 3; ++k)
+            CHECK(x[i].tangent[k] == Approx(through[i].tangent[k]).epsilon(1e-12).margin(1e-14));
+    }
 }

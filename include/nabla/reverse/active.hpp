@@ -532,6 +532,28 @@ NABLA_ACTIVE_OPERATOR(*, mul_rule)
 NABLA_ACTIVE_OPERATOR(/, div_rule)
 #undef NABLA_ACTIVE_OPERATOR
 
+// Active operands of two value types (active<double> with active<float>) record on two different
+// tapes, so they cannot meet in one expression: said at compile time.
+template <class A, class B>
+concept MixedActiveTypes = detail::ActiveOperand<A> && detail::ActiveOperand<B> &&
+    !std::is_same_v<detail::active_value_t<A>, detail::active_value_t<B>>;
+
+#define NABLA_ACTIVE_MIXED(op)                                                                     \
+    template <class A, class B>                                                                    \
+    requires MixedActiveTypes<A, B>                                                                \
+    void operator op(A&&, B&&) {                                                                   \
+        static_assert(detail::always_false<A, B>,                                                  \
+                      "nabla: active variables of different value types (active<double> and "      \
+                      "active<float>, say) cannot be mixed in one expression: each value type "    \
+                      "records on a tape of its own. Use one value type for all the active "       \
+                      "variables of a recording.");                                                \
+    }
+NABLA_ACTIVE_MIXED(+)
+NABLA_ACTIVE_MIXED(-)
+NABLA_ACTIVE_MIXED(*)
+NABLA_ACTIVE_MIXED(/)
+#undef NABLA_ACTIVE_MIXED
+
 template <detail::ActiveOperand A>
 NABLA_ALWAYS_INLINE constexpr auto operator-(A&& a) {
     return detail::make_unary<rules::neg_rule>(std::forward<A>(a));
