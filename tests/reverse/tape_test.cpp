@@ -14,11 +14,16 @@
 
 #include "../rules/function_table.hpp"
 #include "../test_data.hpp"
+#include "workloads.hpp"
 
 namespace {
 
 using nabla::tape;
 using nabla::var;
+using nabla_test::close_all;
+using nabla_test::cluster;
+using nabla_test::lennard_jones;
+using nabla_test::lennard_jones_gradient;
 
 template <std::size_t N, class Build>
 void check_rule(const std::string& name, Build build) {
@@ -90,64 +95,6 @@ const auto rosenbrock = [](const auto& x) {
     }
     return sum;
 };
-
-const auto lennard_jones = [](const auto& q) {
-    using T = std::decay_t<decltype(q[0])>;
-    const std::size_t n = q.size() / 3;
-    T e = 0.0;
-    for (std::size_t i = 0; i < n; ++i)
-        for (std::size_t j = i + 1; j < n; ++j) {
-            auto dx = q[3 * i] - q[3 * j];
-            auto dy = q[3 * i + 1] - q[3 * j + 1];
-            auto dz = q[3 * i + 2] - q[3 * j + 2];
-            auto r2 = dx * dx + dy * dy + dz * dz;
-            auto s6 = 1.0 / (r2 * r2 * r2);
-            e += 4.0 * (s6 * s6 - s6);
-        }
-    return e;
-};
-
-std::vector<double> lennard_jones_gradient(const std::vector<double>& q) {
-    std::vector<double> g(q.size(), 0.0);
-    const std::size_t n = q.size() / 3;
-    for (std::size_t i = 0; i < n; ++i)
-        for (std::size_t j = i + 1; j < n; ++j) {
-            double d[3], r2 = 0.0;
-            for (int k = 0; k < 3; ++k) {
-                d[k] = q[3 * i + k] - q[3 * j + k];
-                r2 += d[k] * d[k];
-            }
-            const double s6 = 1.0 / (r2 * r2 * r2);
-            const double f = 4.0 * (2.0 * s6 * s6 - s6) * -6.0 / r2;
-            for (int k = 0; k < 3; ++k) {
-                g[3 * i + k] += f * d[k];
-                g[3 * j + k] -= f * d[k];
-            }
-        }
-    return g;
-}
-
-std::vector<double> cluster(std::size_t particles, unsigned seed_value) {
-    std::mt19937 random(seed_value);
-    std::uniform_real_distribution<double> jitter(-0.05, 0.05);
-    std::vector<double> q;
-    for (std::size_t p = 0; p < particles; ++p) {
-        q.push_back(1.1 * double(p % 3) + jitter(random));
-        q.push_back(1.1 * double((p / 3) % 3) + jitter(random));
-        q.push_back(1.1 * double(p / 9) + jitter(random));
-    }
-    return q;
-}
-
-bool close_all(const std::vector<double>& a, const std::vector<double>& b, double tolerance) {
-    double scale = 0.0;
-    for (double v : b)
-        scale = std::max(scale, std::abs(v));
-    for (std::size_t i = 0; i < a.size(); ++i)
-        if (std::abs(a[i] - b[i]) > tolerance * scale)
-            return false;
-    return a.size() == b.size();
-}
 
 }  // namespace
 

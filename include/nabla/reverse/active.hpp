@@ -272,9 +272,7 @@ template <class E>
 void check_passive(const E& e) {
     if constexpr (is_active_v<E>) {
         if (e.index() != 0)
-            throw_tape_error(
-                "an active variable is used while no tape records on this thread: keep the "
-                "recording (tape::record()) alive while computing with active variables");
+            throw_no_tape();
     } else if constexpr (is_collapsed_v<E>) {
         if (e.count != 0)
             throw_tape_error("an active subexpression is used while no tape records");

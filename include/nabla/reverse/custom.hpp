@@ -49,9 +49,7 @@ auto custom_vjp(const Inputs& inputs, const Forward& forward) {
         if (on != nullptr)
             on->check(x.generation(), x.index());
         else if (x.index() != 0)
-            detail::throw_tape_error(
-                "an active variable is used while no tape records on this thread: keep the "
-                "recording (tape::record()) alive while computing with active variables");
+            detail::throw_no_tape();
         indices.push_back(on != nullptr && x.generation() == on->generation() ? x.index() : 0);
     }
     auto [outputs, pullback] = forward(std::as_const(values));

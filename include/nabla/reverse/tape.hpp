@@ -176,6 +176,11 @@ struct cursor {
     throw tape_error("nabla::tape: " + what);
 }
 
+[[noreturn]] inline void throw_no_tape() {
+    throw_tape_error("an active variable is used while no tape records on this thread: keep the "
+                     "recording (tape::record()) alive while computing with active variables");
+}
+
 }  // namespace detail
 
 template <class T>
@@ -209,8 +214,8 @@ public:
     }
 
     // While the returned object lives, this tape records the active variables computed on this
-    // thread. The tape is cleared first unless `keep` is true. Recordings nest: when it ends, the
-    // tape that was active before is again.
+    // thread. record() clears the tape first; resume() appends to what it holds. Recordings nest:
+    // when one ends, the tape that was active before is again.
     class recording {
     public:
         explicit recording(tape& t) : tape_(t) {
@@ -287,7 +292,7 @@ public:
     // For the statement builders (reverse/active.hpp).
     void check(std::uint32_t generation, detail::tape_index index) const {
         if (generation != generation_ && index != 0) [[unlikely]]
-            stale(generation);
+            stale();
     }
     // Where the partials of the statement being recorded, and of a collapsed intermediate, go.
     NABLA_ALWAYS_INLINE detail::cursor<T> statement_cursor() { return {operands_, partials_}; }
@@ -306,8 +311,7 @@ public:
     detail::buffer<detail::tape_index>& scratch_operands() { return scratch_operands_; }
     detail::buffer<T>& scratch_partials() { return scratch_partials_; }
 
-    [[noreturn]] void stale(std::uint32_t generation) const {
-        (void)generation;
+    [[noreturn]] void stale() const {
         detail::throw_tape_error(
             "an active variable from another recording is used: it was recorded on a tape that "
             "has since been cleared or destroyed, or on a different tape than the one recording "
