@@ -29,6 +29,7 @@
 // s6's partials, not three, and the expression types stay small.
 
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <compare>
 #include <cstddef>
@@ -42,6 +43,7 @@
 #include "../concepts.hpp"
 #include "../config.hpp"
 #include "../core/evaluate.hpp"
+#include "../core/type_list.hpp"
 #include "../rules.hpp"
 #include "tape.hpp"
 
@@ -67,6 +69,14 @@ struct collapsed {
 template <class Rule, class T, class... Operands>
 struct active_node;
 
+// A small named subexpression held by copy: a node that reads at most eight active variables
+// and no other named intermediate, with a name (a number no other named intermediate of the
+// program has while it lives) so that a statement merges its uses.
+template <class Node>
+struct named {
+    Node node;
+};
+
 namespace detail {
 
 template <class E>
@@ -84,14 +94,21 @@ inline constexpr bool is_collapsed_v = false;
 template <class T>
 inline constexpr bool is_collapsed_v<collapsed<T>> = true;
 
-// Anything that takes part in a statement: an active variable, a node, a collapsed intermediate.
 template <class E>
-concept ActiveOperand = is_active_v<std::remove_cvref_t<E>> ||
-    is_active_node_v<std::remove_cvref_t<E>> || is_collapsed_v<std::remove_cvref_t<E>>;
+inline constexpr bool is_named_v = false;
+template <class Node>
+inline constexpr bool is_named_v<named<Node>> = true;
+
+// Anything that takes part in a statement: an active variable, a node, a named or collapsed
+// intermediate.
+template <class E>
+concept ActiveOperand =
+    is_active_v<std::remove_cvref_t<E>> || is_active_node_v<std::remove_cvref_t<E>> ||
+    is_collapsed_v<std::remove_cvref_t<E>> || is_named_v<std::remove_cvref_t<E>>;
 
 template <class E>
-concept ActiveExpression =
-    is_active_node_v<std::remove_cvref_t<E>> || is_collapsed_v<std::remove_cvref_t<E>>;
+concept ActiveExpression = is_active_node_v<std::remove_cvref_t<E>> ||
+    is_collapsed_v<std::remove_cvref_t<E>> || is_named_v<std::remove_cvref_t<E>>;
 
 // The value type of an active operand.
 template <class E>
@@ -108,6 +125,8 @@ template <class T>
 struct active_value_type<collapsed<T>> {
     using type = T;
 };
+template <class Node>
+struct active_value_type<named<Node>> : active_value_type<Node> {};
 template <class E>
 using active_value_t = typename active_value_type<std::remove_cvref_t<E>>::type;
 
@@ -119,6 +138,8 @@ template <class E>
 NABLA_ALWAYS_INLINE constexpr const auto& value_of(const E& e) {
     if constexpr (is_active_v<E> || is_active_node_v<E> || is_collapsed_v<E>)
         return e.value;
+    else if constexpr (is_named_v<E>)
+        return e.node.value;
     else
         return e;
 }
@@ -133,13 +154,86 @@ template <class Rule, class T, class... Operands>
 inline constexpr std::size_t
     collapsed_count<active_node<Rule, T, Operands...>> = (collapsed_count<Operands> + ... + 0);
 
+// How many active variables an expression type reads, counted with repetition and with the ones
+// inside named intermediates (room reserved on the tape before a statement is recorded).
+template <class E>
+inline constexpr std::size_t leaf_count = 0;
+template <class T>
+inline constexpr std::size_t leaf_count<active<T>> = 1;
+template <class Node>
+inline constexpr std::size_t leaf_count<named<Node>> = leaf_count<Node>;
+template <class Rule, class T, class... Operands>
+inline constexpr std::size_t leaf_count<active_node<Rule, T, Operands...>> = (leaf_count<Operands> +
+                                                                              ... + 0);
+
+// The named intermediates an expression type holds, in the order a statement meets them.
+template <class List, std::size_t K>
+struct list_element;
+template <class... Ts, std::size_t K>
+struct list_element<type_list<Ts...>, K> {
+    using type = std::tuple_element_t<K, std::tuple<Ts...>>;
+};
+
+template <class E>
+struct named_list {
+    using type = type_list<>;
+};
+template <class Node>
+struct named_list<named<Node>> {
+    using type = type_list<named<Node>>;
+};
+template <class Rule, class T, class... Operands>
+struct named_list<active_node<Rule, T, Operands...>> {
+    using type = concat<typename named_list<Operands>::type...>;
+};
+template <class E>
+using named_list_t = typename named_list<E>::type;
+
+// Whether a node with these operands, when named, is held by copy (named<Node>) rather than
+// collapsed into the scratch memory: it reads few active variables and no other intermediate.
+template <class... Operands>
+inline constexpr bool held_by_copy = (collapsed_count<Operands> + ... + 0) == 0 &&
+                                     (named_list_t<Operands>::size + ... + 0) == 0 &&
+                                     (leaf_count<Operands> + ... + 0) <= 8;
+
+// Names of named intermediates: blocks of 2^32 per thread, taken from one counter, so no two
+// live intermediates of any thread share a name. 0 means "not named yet".
+inline std::uint64_t fresh_name_block() {
+    static std::atomic<std::uint64_t> blocks{0};
+    return (blocks.fetch_add(1, std::memory_order_relaxed) + 1) << 32;
+}
+inline constinit thread_local std::uint64_t next_name = 0;
+NABLA_ALWAYS_INLINE std::uint64_t new_name() {
+    if ((next_name & 0xffffffffu) == 0) [[unlikely]]
+        next_name = fresh_name_block();
+    return next_name++;
+}
+
+template <class Builder, class T, class E>
+void propagate(Builder& b, cursor<T>& out, const E& e, const T& adjoint);
+template <class Builder, class T, class Rule, class... Operands>
+void propagate_node(Builder& b,
+                    cursor<T>& out,
+                    const active_node<Rule, T, Operands...>& e,
+                    const T& adjoint);
+
 // Collects one statement's partials: active leaves go straight to `out` (the tape, or the scratch
-// memory when an intermediate is collapsed), collapsed operands are merged by offset and expanded
-// at the end.
-template <class T, std::size_t Slots>
+// memory when an intermediate is collapsed); named intermediates are merged by name and collapsed
+// ones by offset, and both are expanded at the end.
+template <class T, class E>
 struct statement_builder {
+    static constexpr std::size_t Slots = collapsed_count<E>;
+    using names = named_list_t<E>;
+    static constexpr std::size_t Names = names::size;
+
     tape<T>* on;
     std::uint32_t generation = on->generation();
+    // The named intermediates met, in order: where, their names, their adjoints.
+    std::array<const void*, Names> name_at{};
+    std::array<std::uint64_t, Names> name_of{};
+    std::array<T, Names> name_adjoints{};
+    std::array<bool, Names> name_leads{};
+    std::size_t names_met = 0;
     // The collapsed operands met so far, one slot per distinct intermediate (kept as separate
     // arrays: each is written and read with the same width).
     std::array<tape_index, Slots> begins{};
@@ -173,6 +267,51 @@ struct statement_builder {
         }
     }
 
+    template <class Node>
+    NABLA_ALWAYS_INLINE void named_operand(const named<Node>& n, const T& adjoint) {
+        if constexpr (Names > 0) {
+            name_at[names_met] = &n;
+            name_of[names_met] = n.node.cache;
+            name_adjoints[names_met] = adjoint;
+            ++names_met;
+        }
+    }
+
+    // Adds the adjoint of the K-th named operand to the J-th's when both are the same
+    // intermediate (the same type and name).
+    template <std::size_t K, std::size_t J>
+    NABLA_ALWAYS_INLINE bool merge_into() {
+        if constexpr (std::is_same_v<typename list_element<names, J>::type,
+                                     typename list_element<names, K>::type>) {
+            if (name_of[J] == name_of[K]) {
+                name_adjoints[J] += name_adjoints[K];
+                return true;
+            }
+        }
+        return false;
+    }
+    template <std::size_t K, std::size_t... J>
+    NABLA_ALWAYS_INLINE void merge_named(std::index_sequence<J...>) {
+        name_leads[K] = !(merge_into<K, J>() || ...);
+    }
+    template <std::size_t K>
+    NABLA_ALWAYS_INLINE void expand_one(cursor<T>& out) {
+        using N = typename list_element<names, K>::type;
+        if (name_leads[K])
+            propagate_node(*this, out, static_cast<const N*>(name_at[K])->node, name_adjoints[K]);
+    }
+    template <std::size_t... K>
+    NABLA_ALWAYS_INLINE void expand_named(cursor<T>& out, std::index_sequence<K...>) {
+        (merge_named<K>(std::make_index_sequence<K>{}), ...);
+        (expand_one<K>(out), ...);
+    }
+    // Writes the partials of the named operands, merged, times their adjoints (room for them
+    // was reserved with the leaves).
+    NABLA_ALWAYS_INLINE void expand_named(cursor<T>& out) {
+        if constexpr (Names > 0)
+            expand_named(out, std::make_index_sequence<Names>{});
+    }
+
     // Writes the merged collapsed operands' partials, times their adjoints, after the leaves.
     NABLA_ALWAYS_INLINE void expand(cursor<T>& out) {
         if constexpr (Slots > 0) {
@@ -183,8 +322,8 @@ struct statement_builder {
             for (std::size_t k = 0; k < used; ++k)
                 total += counts[k];
             out.open(total);
-            const tape_index* index = on->scratch_operands().data();
-            const T* partial = on->scratch_partials().data();
+            const tape_index* index = on->scratch().indices();
+            const T* partial = on->scratch().partials();
             for (std::size_t k = 0; k < used; ++k) {
                 const T a = adjoints[k];
                 for (tape_index i = begins[k]; i < begins[k] + counts[k]; ++i)
@@ -194,16 +333,6 @@ struct statement_builder {
     }
 };
 
-// How many active variables an expression type reads, counted with repetition (room reserved on
-// the tape before a statement is recorded).
-template <class E>
-inline constexpr std::size_t leaf_count = 0;
-template <class T>
-inline constexpr std::size_t leaf_count<active<T>> = 1;
-template <class Rule, class T, class... Operands>
-inline constexpr std::size_t leaf_count<active_node<Rule, T, Operands...>> = (leaf_count<Operands> +
-                                                                              ... + 0);
-
 // The partials of a statement, multiplied along the expression down to its leaves.
 template <class Builder, class T, class E>
 NABLA_ALWAYS_INLINE void propagate(Builder& b, cursor<T>& out, const E& e, const T& adjoint) {
@@ -211,6 +340,8 @@ NABLA_ALWAYS_INLINE void propagate(Builder& b, cursor<T>& out, const E& e, const
         b.leaf(out, e, adjoint);
     } else if constexpr (is_collapsed_v<E>) {
         b.shared(e, adjoint);
+    } else if constexpr (is_named_v<E>) {
+        b.named_operand(e, adjoint);
     } else if constexpr (is_active_node_v<E>) {
         propagate_node(b, out, e, adjoint);
     }
@@ -258,10 +389,11 @@ NABLA_ALWAYS_INLINE void propagate_node(Builder& b,
 // variable... which the caller cannot tell from the index alone, so it is passed back as a flag).
 template <class T, class E>
 NABLA_ALWAYS_INLINE tape_index record_statement(tape<T>* on, const E& e) {
-    statement_builder<T, collapsed_count<E>> b{on};
+    statement_builder<T, E> b{on};
     cursor<T> out = on->statement_cursor();
     out.open(leaf_count<E>);
     propagate(b, out, e, T(1));
+    b.expand_named(out);
     b.expand(out);
     out.close();
     return on->finish_statement();
@@ -276,6 +408,8 @@ void check_passive(const E& e) {
     } else if constexpr (is_collapsed_v<E>) {
         if (e.count != 0)
             throw_tape_error("an active subexpression is used while no tape records");
+    } else if constexpr (is_named_v<E>) {
+        check_passive(e.node);
     } else if constexpr (is_active_node_v<E>) {
         std::apply([](const auto&... ops) { (check_passive(ops), ...); }, e.operands);
     }
@@ -292,16 +426,15 @@ NABLA_ALWAYS_INLINE collapsed<T> collapse(const active_node<Rule, T, Operands...
     if (e.cache.generation == on->generation())
         return e.cache;
     using E = active_node<Rule, T, Operands...>;
-    const std::size_t begin = on->scratch_operands().size();
-    statement_builder<T, collapsed_count<E>> b{on};
+    const std::size_t begin = on->scratch().size();
+    statement_builder<T, E> b{on};
     cursor<T> out = on->scratch_cursor();
     out.open(leaf_count<E>);
     propagate(b, out, e, T(1));
+    b.expand_named(out);
     b.expand(out);
     out.close();
-    const std::size_t count = on->scratch_operands().size() - begin;
-    if (on->scratch_operands().size() >= tape_limit) [[unlikely]]
-        throw_tape_error("more than 2^32 - 2 partials of named subexpressions in one recording");
+    const std::size_t count = on->scratch().size() - begin;
     e.cache = collapsed<T>{e.value, static_cast<tape_index>(begin), static_cast<tape_index>(count),
                            on->generation()};
     return e.cache;
@@ -323,14 +456,26 @@ struct constant_type<T> {
     using type = typename constant_type<typename T::value_type>::type;
 };
 
-// An operand as a node holds it: variables, collapsed intermediates and constants by value, a
-// temporary node moved in, a named node (an lvalue) collapsed.
+// A small named node, held by copy under its name.
+template <class Node>
+NABLA_ALWAYS_INLINE named<Node> name(const Node& e) {
+    if (e.cache == 0)
+        e.cache = new_name();
+    return named<Node>{e};
+}
+
+// An operand as a node holds it: variables, named and collapsed intermediates and constants by
+// value, a temporary node moved in, a named node (an lvalue) held by copy under a name when it is
+// small and collapsed otherwise.
 template <class T, class E>
 NABLA_ALWAYS_INLINE constexpr auto hold(E&& e) {
     using D = std::remove_cvref_t<E>;
-    if constexpr (is_active_node_v<D> && std::is_lvalue_reference_v<E>)
-        return collapse(e);
-    else if constexpr (ActiveOperand<D>)
+    if constexpr (is_active_node_v<D> && std::is_lvalue_reference_v<E>) {
+        if constexpr (D::held_by_copy)
+            return name(e);
+        else
+            return collapse(e);
+    } else if constexpr (ActiveOperand<D>)
         return D(std::forward<E>(e));
     else if constexpr (std::is_integral_v<D>)
         return D(e);  // an integer stays exact (pow(x, 3))
@@ -375,10 +520,13 @@ concept ActivePair = (ActiveOperand<A> && ActiveOperand<B> &&
 
 template <class Rule, class T, class... Operands>
 struct active_node {
+    // Whether this node, named, is held by copy under a name (a small intermediate) or collapsed.
+    static constexpr bool held_by_copy = detail::held_by_copy<Operands...>;
+
     T value;
     std::tuple<Operands...> operands;
-    // The collapsed form, made the first time this node is used as a named operand.
-    mutable collapsed<T> cache{T(0), 0, 0, 0};
+    // The name, or the collapsed form, made the first time this node is used as a named operand.
+    mutable std::conditional_t<held_by_copy, std::uint64_t, collapsed<T>> cache{};
 
     template <class... Args>
     requires(sizeof...(Args) == sizeof...(Operands)) NABLA_ALWAYS_INLINE
@@ -491,7 +639,7 @@ private:
 };
 
 template <class T>
-active<T> tape<T>::input(const T& value) {
+NABLA_ALWAYS_INLINE active<T> tape<T>::input(const T& value) {
     return active<T>(value, finish_statement(), generation_);
 }
 

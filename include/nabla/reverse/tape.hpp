@@ -27,6 +27,7 @@
 // Each thread has its own active tape per value type, so threads record independently; recordings
 // nest (an inner tape is active until its recording ends, then the outer one is again).
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -87,8 +88,25 @@ constexpr bool adjoint_is_zero(const T& a) {
     }
 }
 
-// A flat array that keeps its memory when cleared and grows by doubling (at least 64K entries at
-// a time), written through raw pointers after one capacity check per statement.
+[[noreturn]] inline void throw_tape_error(const std::string& what);
+
+// Grows a capacity by doubling, at least 64K entries at a time and never past `limit` entries;
+// more than `limit` entries needed is a tape_error.
+[[gnu::noinline]] inline std::size_t
+grown_capacity(std::size_t capacity, std::size_t needed, std::size_t limit) {
+    if (needed > limit)
+        throw_tape_error("this recording needs more than " + std::to_string(limit) +
+                         " statements or partials, the tape's limit (at most 2^32 - 2: indices "
+                         "are 32-bit; a smaller one is set by tape(max_entries))");
+    capacity = capacity < 65536 ? 65536 : capacity;
+    while (capacity < needed)
+        capacity *= 2;
+    return capacity < limit ? capacity : limit;
+}
+
+// A flat array that keeps its memory when cleared and grows by doubling, written through raw
+// pointers after one capacity check per statement. The limit on its size is checked only when
+// it grows.
 template <class U>
 class buffer {
 public:
@@ -103,19 +121,16 @@ public:
     U& operator[](std::size_t i) { return data_[i]; }
     const U& operator[](std::size_t i) const { return data_[i]; }
     void clear() { size_ = 0; }
+    void limit(std::size_t n) { limit_ = n; }
 
     // Room for n more entries.
     NABLA_ALWAYS_INLINE void reserve_more(std::size_t n) {
         if (size_ + n > capacity_) [[unlikely]]
             grow(size_ + n);
     }
-    // Appends without a capacity check: after reserve_more.
-    NABLA_ALWAYS_INLINE void push_unchecked(const U& u) { data_[size_++] = u; }
-    // Counts n entries written past the end (after reserve_more) as appended.
-    NABLA_ALWAYS_INLINE void advance(std::size_t n) { size_ += n; }
     NABLA_ALWAYS_INLINE void push(const U& u) {
         reserve_more(1);
-        push_unchecked(u);
+        data_[size_++] = u;
     }
     // Sets every entry of the first n to `u` (n entries in all).
     void assign(std::size_t n, const U& u) {
@@ -128,9 +143,7 @@ public:
 
 private:
     [[gnu::noinline]] void grow(std::size_t needed) {
-        std::size_t capacity = capacity_ < 65536 ? 65536 : capacity_;
-        while (capacity < needed)
-            capacity *= 2;
+        const std::size_t capacity = grown_capacity(capacity_, needed, limit_);
         std::unique_ptr<U[]> bigger(new U[capacity]);
         for (std::size_t i = 0; i < size_; ++i)
             bigger[i] = data_[i];
@@ -141,24 +154,69 @@ private:
     std::unique_ptr<U[]> data_;
     std::size_t size_ = 0;
     std::size_t capacity_ = 0;
+    std::size_t limit_ = tape_limit;
 };
 
-// Writes (operand index, partial) pairs at the end of two buffers through local pointers, so the
-// buffers' sizes are read once and stored once per statement, not per partial.
+// (operand index, partial) pairs as two flat arrays with one size and one capacity, so a
+// statement's pairs cost one capacity check and one size update.
+template <class T>
+class pair_buffer {
+public:
+    pair_buffer() = default;
+    pair_buffer(const pair_buffer&) = delete;
+    pair_buffer& operator=(const pair_buffer&) = delete;
+
+    std::size_t size() const { return size_; }
+    std::size_t capacity() const { return capacity_; }
+    tape_index* indices() { return indices_.get(); }
+    const tape_index* indices() const { return indices_.get(); }
+    T* partials() { return partials_.get(); }
+    const T* partials() const { return partials_.get(); }
+    void clear() { size_ = 0; }
+    void limit(std::size_t n) { limit_ = n; }
+
+    NABLA_ALWAYS_INLINE void reserve_more(std::size_t n) {
+        if (size_ + n > capacity_) [[unlikely]]
+            grow(size_ + n);
+    }
+    // Counts n pairs written past the end (after reserve_more) as appended.
+    NABLA_ALWAYS_INLINE void advance(std::size_t n) { size_ += n; }
+
+private:
+    [[gnu::noinline]] void grow(std::size_t needed) {
+        const std::size_t capacity = grown_capacity(capacity_, needed, limit_);
+        std::unique_ptr<tape_index[]> indices(new tape_index[capacity]);
+        std::unique_ptr<T[]> partials(new T[capacity]);
+        for (std::size_t i = 0; i < size_; ++i) {
+            indices[i] = indices_[i];
+            partials[i] = partials_[i];
+        }
+        indices_ = std::move(indices);
+        partials_ = std::move(partials);
+        capacity_ = capacity;
+    }
+
+    std::unique_ptr<tape_index[]> indices_;
+    std::unique_ptr<T[]> partials_;
+    std::size_t size_ = 0;
+    std::size_t capacity_ = 0;
+    std::size_t limit_ = tape_limit;
+};
+
+// Writes (operand index, partial) pairs at the end of a pair buffer through local pointers, so
+// the buffer's size is read once and stored once per statement, not per partial.
 template <class T>
 struct cursor {
-    buffer<tape_index>& indices;
-    buffer<T>& partials;
+    pair_buffer<T>& pairs;
     tape_index* index = nullptr;
     T* partial = nullptr;
     std::size_t written = 0;
 
     // Room for n more pairs; pointers to where they go.
     NABLA_ALWAYS_INLINE void open(std::size_t n) {
-        indices.reserve_more(n);
-        partials.reserve_more(n);
-        index = indices.data() + indices.size();
-        partial = partials.data() + partials.size();
+        pairs.reserve_more(n);
+        index = pairs.indices() + pairs.size();
+        partial = pairs.partials() + pairs.size();
         written = 0;
     }
     NABLA_ALWAYS_INLINE void push(tape_index i, const T& p) {
@@ -166,10 +224,7 @@ struct cursor {
         partial[written] = p;
         ++written;
     }
-    NABLA_ALWAYS_INLINE void close() {
-        indices.advance(written);
-        partials.advance(written);
-    }
+    NABLA_ALWAYS_INLINE void close() { pairs.advance(written); }
 };
 
 [[noreturn]] inline void throw_tape_error(const std::string& what) {
@@ -190,6 +245,18 @@ template <class T = double>
 class tape {
 public:
     tape() { clear(); }
+    // A tape that holds at most max_entries statements, and at most max_entries partials (on the
+    // tape, and of named subexpressions): a recording that needs more is a tape_error, not an
+    // exhausted machine. The limit cannot exceed 2^32 - 2 (indices are 32-bit), the default.
+    explicit tape(std::size_t max_entries) {
+        const std::size_t limit =
+            max_entries < detail::tape_limit ? max_entries : detail::tape_limit;
+        pairs_.limit(limit);
+        ends_.limit(limit);
+        adjoints_.limit(limit);
+        scratch_.limit(limit);
+        clear();
+    }
     tape(const tape&) = delete;
     tape& operator=(const tape&) = delete;
     ~tape() {
@@ -203,13 +270,10 @@ public:
     // recorded before are stale from now on.
     void clear() {
         generation_ = detail::next_generation();
-        operands_.clear();
-        partials_.clear();
+        pairs_.clear();
         ends_.assign(1, 0);  // statement 0: the passive slot
-        leading_inputs_ = 0;
         adjoints_.clear();
-        scratch_operands_.clear();
-        scratch_partials_.clear();
+        scratch_.clear();
         customs_.clear();
     }
 
@@ -244,20 +308,17 @@ public:
 
     // The number of statements recorded (the passive slot included) and of partials.
     std::size_t statements() const { return ends_.size(); }
-    std::size_t partials() const { return partials_.size(); }
+    std::size_t partials() const { return pairs_.size(); }
     // Bytes of tape memory this recording uses, and bytes reserved (kept across recordings).
     std::size_t bytes_used() const {
-        return operands_.size() * sizeof(detail::tape_index) + partials_.size() * sizeof(T) +
-               ends_.size() * sizeof(detail::tape_index) + adjoints_.size() * sizeof(T) +
-               scratch_operands_.size() * sizeof(detail::tape_index) +
-               scratch_partials_.size() * sizeof(T);
+        constexpr std::size_t pair = sizeof(detail::tape_index) + sizeof(T);
+        return (pairs_.size() + scratch_.size()) * pair +
+               ends_.size() * sizeof(detail::tape_index) + adjoints_.size() * sizeof(T);
     }
     std::size_t bytes_reserved() const {
-        return operands_.capacity() * sizeof(detail::tape_index) +
-               partials_.capacity() * sizeof(T) + ends_.capacity() * sizeof(detail::tape_index) +
-               adjoints_.capacity() * sizeof(T) +
-               scratch_operands_.capacity() * sizeof(detail::tape_index) +
-               scratch_partials_.capacity() * sizeof(T);
+        constexpr std::size_t pair = sizeof(detail::tape_index) + sizeof(T);
+        return (pairs_.capacity() + scratch_.capacity()) * pair +
+               ends_.capacity() * sizeof(detail::tape_index) + adjoints_.capacity() * sizeof(T);
     }
     std::uint32_t generation() const { return generation_; }
 
@@ -279,8 +340,12 @@ public:
             s = c->first_output - 1;  // the outputs themselves have no operands
         }
         // The statements recorded before the first one with operands (the inputs, usually) have
-        // nothing to propagate: the sweep stops above them.
-        sweep_down_to(s, leading_inputs_);
+        // nothing to propagate: the sweep stops above them. (Statement ends never decrease, so
+        // they are the statements whose end is 0.)
+        const detail::tape_index* end = ends_.data();
+        const std::size_t leading_inputs =
+            static_cast<std::size_t>(std::upper_bound(end, end + ends_.size(), 0u) - end) - 1;
+        sweep_down_to(s, leading_inputs);
     }
     // zero_adjoints, seed(output), sweep: then adjoint(x) is d output / d x.
     void gradient(const active<T>& output) {
@@ -295,21 +360,16 @@ public:
             stale();
     }
     // Where the partials of the statement being recorded, and of a collapsed intermediate, go.
-    NABLA_ALWAYS_INLINE detail::cursor<T> statement_cursor() { return {operands_, partials_}; }
-    NABLA_ALWAYS_INLINE detail::cursor<T> scratch_cursor() {
-        return {scratch_operands_, scratch_partials_};
-    }
+    NABLA_ALWAYS_INLINE detail::cursor<T> statement_cursor() { return {pairs_}; }
+    NABLA_ALWAYS_INLINE detail::cursor<T> scratch_cursor() { return {scratch_}; }
+    // Ends the statement whose pairs were written last; its index. (Sizes never pass the limit,
+    // which the buffers check when they grow.)
     NABLA_ALWAYS_INLINE detail::tape_index finish_statement() {
         const std::size_t s = ends_.size();
-        if (s >= detail::tape_limit || operands_.size() >= detail::tape_limit) [[unlikely]]
-            detail::throw_tape_error("more than 2^32 - 2 statements or partials in one recording");
-        if (operands_.size() == 0)
-            leading_inputs_ = s;
-        ends_.push(static_cast<detail::tape_index>(operands_.size()));
+        ends_.push(static_cast<detail::tape_index>(pairs_.size()));
         return static_cast<detail::tape_index>(s);
     }
-    detail::buffer<detail::tape_index>& scratch_operands() { return scratch_operands_; }
-    detail::buffer<T>& scratch_partials() { return scratch_partials_; }
+    detail::pair_buffer<T>& scratch() { return scratch_; }
 
     [[noreturn]] void stale() const {
         detail::throw_tape_error(
@@ -321,21 +381,18 @@ public:
 
 private:
     std::uint32_t generation_ = 0;
-    detail::buffer<detail::tape_index> operands_;
-    detail::buffer<T> partials_;
+    detail::pair_buffer<T> pairs_;
     detail::buffer<detail::tape_index> ends_;
     detail::buffer<T> adjoints_;
     // Collapsed named subexpressions (reverse/active.hpp): their local partials, expanded into
     // the statements that use them.
-    detail::buffer<detail::tape_index> scratch_operands_;
-    detail::buffer<T> scratch_partials_;
-    std::size_t leading_inputs_ = 0;  // statements 1..leading_inputs_ have no operands
+    detail::pair_buffer<T> scratch_;
 
     // Statements s, s - 1, ..., last + 1.
     void sweep_down_to(std::size_t s, std::size_t last) {
         T* const adjoint = adjoints_.data();
-        const detail::tape_index* const operand = operands_.data();
-        const T* const partial = partials_.data();
+        const detail::tape_index* const operand = pairs_.indices();
+        const T* const partial = pairs_.partials();
         const detail::tape_index* const end = ends_.data();
         for (; s > last; --s) {
             const T a = adjoint[s];
