@@ -655,14 +655,14 @@ void tape<T>::seed(const active<T>& v, const T& adjoint) {
 }
 
 template <class T>
-T tape<T>::adjoint(const active<T>& v) const {
+NABLA_ALWAYS_INLINE T tape<T>::adjoint(const active<T>& v) const {
+    if (v.generation() == generation_ && adjoints_.size() == ends_.size()) [[likely]]
+        return adjoints_[v.index()];
     if (v.index() == 0)
         return T(0);  // a constant
     check(v.generation(), v.index());
-    if (adjoints_.size() != ends_.size())
-        detail::throw_tape_error("adjoint() before a sweep: call gradient(output), or "
-                                 "zero_adjoints(), seed() and sweep()");
-    return adjoints_[v.index()];
+    detail::throw_tape_error("adjoint() before a sweep: call gradient(output), or "
+                             "zero_adjoints(), seed() and sweep()");
 }
 
 // Arithmetic: each operator builds a node; nothing is recorded until a node is assigned.

@@ -388,19 +388,32 @@ private:
     // the statements that use them.
     detail::pair_buffer<T> scratch_;
 
-    // Statements s, s - 1, ..., last + 1.
+    // Statements s, s - 1, ..., last + 1. The adjoint of the statement just before the one being
+    // swept (an accumulator: sum += ...) is kept in a register, loaded before and stored after,
+    // which takes a store and a reload off the chain of dependent steps; the adjoints come out
+    // the same, added in the same order.
     void sweep_down_to(std::size_t s, std::size_t last) {
         T* const adjoint = adjoints_.data();
         const detail::tape_index* const operand = pairs_.indices();
         const T* const partial = pairs_.partials();
         const detail::tape_index* const end = ends_.data();
+        T a = adjoint[s];
         for (; s > last; --s) {
-            const T a = adjoint[s];
-            if (detail::adjoint_is_zero(a))
-                continue;
-            for (detail::tape_index k = end[s - 1]; k < end[s]; ++k)
-                adjoint[operand[k]] += partial[k] * a;
+            const detail::tape_index previous = static_cast<detail::tape_index>(s - 1);
+            T next = adjoint[previous];
+            adjoint[s] = a;
+            if (!detail::adjoint_is_zero(a)) {
+                for (detail::tape_index k = end[previous]; k < end[s]; ++k) {
+                    const T c = partial[k] * a;
+                    if (operand[k] == previous)
+                        next += c;
+                    else
+                        adjoint[operand[k]] += c;
+                }
+            }
+            a = next;
         }
+        adjoint[s] = a;
     }
 
 public:
