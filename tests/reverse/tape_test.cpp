@@ -214,6 +214,91 @@ TEST_CASE("tape: expressions outlive the variables they were built from", "[reve
     CHECK(t.adjoint(a0) == 5.0);
 }
 
+TEST_CASE("tape: named intermediates are merged by identity, not by value or address",
+          "[reverse]") {
+    tape<> t;
+    auto recording = t.record();
+    var x = t.input(2.0), y = t.input(3.0);
+    // Two small intermediates of one type and one value, reading different variables.
+    auto a = x * y;
+    auto b = y * x;
+    auto c = a;  // a copy of a is a: merged with it
+    var z = a * a + b + c;
+    t.gradient(z);
+    CHECK(t.adjoint(x) == 2.0 * 6.0 * 3.0 + 3.0 + 3.0);
+    CHECK(t.adjoint(y) == 2.0 * 6.0 * 2.0 + 2.0 + 2.0);
+    // The same local of a helper (one address) in two calls: two intermediates.
+    const auto fourth = [](const var& u) {
+        auto square = u * u;
+        return square * square;
+    };
+    var w = fourth(x) + 2.0 * fourth(y);
+    t.gradient(w);
+    CHECK(t.adjoint(x) == 4.0 * 8.0);
+    CHECK(t.adjoint(y) == 2.0 * 4.0 * 27.0);
+    // Larger intermediates (collapsed into scratch memory), the same checks.
+    auto p = a * a + b;
+    auto q = b * b + a;
+    var v = p * q + p;
+    t.gradient(v);
+    CHECK(t.adjoint(x) ==
+          Approx((q.value + 1.0) * (2.0 * 6.0 * 3.0 + 3.0) + p.value * (2.0 * 6.0 * 3.0 + 3.0)));
+}
+
+TEST_CASE("tape: an intermediate of constants only is not merged with the next one "
+          "(regression: both began at one scratch offset)",
+          "[reverse]") {
+    tape<> t;
+    auto recording = t.record();
+    var x = t.input(2.0), y = t.input(3.0);
+    var c = 5.0;  // a constant
+    auto c2 = c * c;
+    auto p = c2 * c2 + c2;  // collapsed, no partials
+    var w = p * 2.0;        // collapses p first
+    (void)w;
+    auto q0 = x * y;
+    auto q = q0 * q0 + q0;  // its partials begin where p's would have
+    var z = p * 1.0 + 3.0 * q;
+    t.gradient(z);
+    CHECK(t.adjoint(x) == 3.0 * (2.0 * 6.0 + 1.0) * 3.0);
+    CHECK(t.adjoint(y) == 3.0 * (2.0 * 6.0 + 1.0) * 2.0);
+}
+
+TEST_CASE("tape: a function of one intermediate shares its partials", "[reverse]") {
+    // s6 = 1 / r2^3 is a function of r2 alone: the one pair's statement has the six partials of
+    // r2 (dx, dy, dz against both particles), scaled (e starts as a constant: no partial).
+    const std::vector<double> q = cluster(2, 3);
+    tape<> t;
+    auto recording = t.record();
+    std::vector<var> active;
+    for (double v : q)
+        active.push_back(t.input(v));
+    const var e = lennard_jones(active);
+    CHECK(t.partials() == 6);
+    t.gradient(e);
+    std::vector<double> g;
+    for (const var& v : active)
+        g.push_back(t.adjoint(v));
+    CHECK(close_all(g, lennard_jones_gradient(q), 1e-13));
+}
+
+TEST_CASE("tape: a tape's entry limit is a clear error", "[reverse][errors]") {
+    tape<> t(1000);
+    {
+        auto recording = t.record();
+        std::vector<var> x;
+        for (int i = 0; i < 999; ++i)
+            x.push_back(t.input(1.0));
+        CHECK_THROWS_WITH(t.input(1.0), Catch::Contains("the tape's limit"));
+    }
+    // The tape is still usable after the error.
+    auto recording = t.record();
+    var x = t.input(2.0);
+    var y = x * x;
+    t.gradient(y);
+    CHECK(t.adjoint(x) == 4.0);
+}
+
 TEST_CASE("tape: an unused singular branch does not poison the gradient", "[reverse]") {
     tape<> t;
     auto recording = t.record();

@@ -17,16 +17,26 @@
 //
 // `auto` is safe. Every node holds copies (an active variable is 16 bytes), so an expression that
 // outlives the variables it was built from, or is returned from a function whose locals it read,
-// still holds the values and indices it needs. A named intermediate that is used more than once
+// still holds the values and indices it needs. A named intermediate used as an operand
 //
 //   auto dx = q[i] - q[j];  auto r2 = dx * dx + ...;  auto s6 = 1.0 / (r2 * r2 * r2);
 //   e += 4.0 * (s6 * s6 - s6);                         // one statement for the pair energy
 //
-// is collapsed the first time it is used as an operand: its partials with respect to the active
-// variables it reads go to the tape's scratch memory once, and every use refers to them by offset
-// (a `collapsed` operand: value, offset, count, generation). The statement that finally assigns
-// expands them, merging the uses of one intermediate first, so `s6 * s6 - s6` costs one pass over
-// s6's partials, not three, and the expression types stay small.
+// is held in one of three ways, so that its partials are computed once however often it is used
+// and the expression types stay small:
+//   - a small one (dx: at most eight active variables, no other intermediate) by copy under a
+//     name (`named`), a number no other live intermediate has; the statement merges the uses of
+//     one name and expands the intermediate once, with the summed adjoint;
+//   - a larger one (r2) collapsed the first time it is used: its partials with respect to the
+//     active variables it reads go to the tape's scratch memory once, and every use refers to
+//     them by offset (`collapsed`: value, offset, count, generation, scale); the statement merges
+//     the uses of one offset and expands the partials once;
+//   - one that is a function of a single collapsed intermediate (s6 of r2) shares its partials,
+//     scaled: nothing is copied.
+// (The statement builder works on fixed-size arrays indexed by the operand's position in the
+// expression, merged by comparisons the compiler unrolls; the nodes stay small plain structs, which
+// the optimiser keeps in registers: a larger member, or one with a default initialiser, can make
+// it spill every node copy to memory, three times slower.)
 
 #include <array>
 #include <atomic>
@@ -57,13 +67,16 @@ using var = active<double>;
 // The expression types of reverse mode. They live in namespace nabla so that argument-dependent
 // lookup finds the operators and functions below for them.
 
-// A collapsed named subexpression: its value and where its partials are in the scratch memory.
+// A collapsed named subexpression: its value and where its partials are in the scratch memory,
+// times a scale (an intermediate that is a function of one other, s6 = 1 / (r2 * r2 * r2), shares
+// that one's partials, scaled, instead of copying them).
 template <class T>
 struct collapsed {
     T value;
     detail::tape_index begin;
     detail::tape_index count;
     std::uint32_t generation;
+    T scale;
 };
 
 template <class Rule, class T, class... Operands>
@@ -234,11 +247,14 @@ struct statement_builder {
     std::array<T, Names> name_adjoints{};
     std::array<bool, Names> name_leads{};
     std::size_t names_met = 0;
-    // The collapsed operands met so far, one slot per distinct intermediate (kept as separate
-    // arrays: each is written and read with the same width).
+    // The collapsed operands met, in order: where their partials are, how many, their
+    // adjoints. One with no partials (every variable it read was passive) gets a begin no other
+    // has: its offset is also where the next intermediate's partials begin.
+    static constexpr tape_index no_partials = std::numeric_limits<tape_index>::max();
     std::array<tape_index, Slots> begins{};
     std::array<tape_index, Slots> counts{};
     std::array<T, Slots> adjoints{};
+    std::array<bool, Slots> leads{};
     std::size_t used = 0;
 
     NABLA_ALWAYS_INLINE void leaf(cursor<T>& out, const active<T>& v, const T& adjoint) {
@@ -249,20 +265,13 @@ struct statement_builder {
     }
 
     NABLA_ALWAYS_INLINE void shared(const collapsed<T>& c, const T& adjoint) {
-        if (c.generation != generation) [[unlikely]] {
-            on->check(c.generation, c.count == 0 ? 0 : 1);
-            return;
-        }
+        if (c.generation != generation) [[unlikely]]
+            on->check(c.generation, c.count == 0 ? 0 : 1);  // passive, or a stale one: throws
         if constexpr (Slots > 0) {
-            for (std::size_t k = 0; k < used; ++k) {
-                if (begins[k] == c.begin) {
-                    adjoints[k] += adjoint;
-                    return;
-                }
-            }
-            begins[used] = c.begin;
-            counts[used] = c.count;
-            adjoints[used] = adjoint;
+            const bool any = c.count != 0 && c.generation == generation;
+            begins[used] = any ? c.begin : no_partials;
+            counts[used] = any ? c.count : 0;
+            adjoints[used] = adjoint * c.scale;
             ++used;
         }
     }
@@ -312,19 +321,53 @@ struct statement_builder {
             expand_named(out, std::make_index_sequence<Names>{});
     }
 
+    // Adds the adjoint of the K-th collapsed operand to the J-th's when both are the same
+    // intermediate (the same partials).
+    template <std::size_t K, std::size_t... J>
+    NABLA_ALWAYS_INLINE void merge_collapsed(std::index_sequence<J...>) {
+        leads[K] = !((begins[J] == begins[K] && (adjoints[J] += adjoints[K], true)) || ...);
+    }
+    template <std::size_t... K>
+    NABLA_ALWAYS_INLINE std::size_t merge_collapsed(std::index_sequence<K...>) {
+        (merge_collapsed<K>(std::make_index_sequence<K>{}), ...);
+        return ((leads[K] ? std::size_t(counts[K]) : 0) + ...);
+    }
+
+    // Merges the collapsed operands that are one intermediate; how many partials they have.
+    NABLA_ALWAYS_INLINE std::size_t merge_collapsed() {
+        if constexpr (Slots > 0)
+            return merge_collapsed(std::make_index_sequence<Slots>{});
+        else
+            return 0;
+    }
+    // After merge_collapsed: the one collapsed operand with partials, if there is exactly one
+    // (Slots otherwise).
+    NABLA_ALWAYS_INLINE std::size_t single_collapsed() const {
+        std::size_t found = Slots;
+        for (std::size_t k = 0; k < Slots; ++k) {
+            if (leads[k] && counts[k] != 0) {
+                if (found != Slots)
+                    return Slots;
+                found = k;
+            }
+        }
+        return found;
+    }
+
     // Writes the merged collapsed operands' partials, times their adjoints, after the leaves.
-    NABLA_ALWAYS_INLINE void expand(cursor<T>& out) {
+    NABLA_ALWAYS_INLINE void expand(cursor<T>& out) { write_collapsed(out, merge_collapsed()); }
+    // The same after merge_collapsed, which gave `total`.
+    NABLA_ALWAYS_INLINE void write_collapsed(cursor<T>& out, std::size_t total) {
         if constexpr (Slots > 0) {
-            if (used == 0)
+            if (total == 0)
                 return;
             out.close();
-            std::size_t total = 0;
-            for (std::size_t k = 0; k < used; ++k)
-                total += counts[k];
             out.open(total);
             const tape_index* index = on->scratch().indices();
             const T* partial = on->scratch().partials();
-            for (std::size_t k = 0; k < used; ++k) {
+            for (std::size_t k = 0; k < Slots; ++k) {
+                if (!leads[k])
+                    continue;
                 const T a = adjoints[k];
                 for (tape_index i = begins[k]; i < begins[k] + counts[k]; ++i)
                     out.push(index[i], partial[i] * a);
@@ -421,22 +464,36 @@ NABLA_ALWAYS_INLINE collapsed<T> collapse(const active_node<Rule, T, Operands...
     tape<T>* on = active_tape<T>;
     if (on == nullptr) {
         check_passive(e);
-        return collapsed<T>{e.value, 0, 0, 0};
+        return collapsed<T>{e.value, 0, 0, 0, T(1)};
     }
     if (e.cache.generation == on->generation())
         return e.cache;
     using E = active_node<Rule, T, Operands...>;
+    using Builder = statement_builder<T, E>;
     const std::size_t begin = on->scratch().size();
-    statement_builder<T, E> b{on};
+    Builder b{on};
     cursor<T> out = on->scratch_cursor();
     out.open(leaf_count<E>);
     propagate(b, out, e, T(1));
-    b.expand_named(out);
-    b.expand(out);
+    if constexpr (leaf_count<E> == 0 && Builder::Names == 0 && Builder::Slots > 0) {
+        // A function of collapsed intermediates only: when they are one, its partials are that
+        // one's, scaled, and nothing is copied.
+        const std::size_t total = b.merge_collapsed();
+        const std::size_t k = b.single_collapsed();
+        if (k != Builder::Slots) {
+            e.cache =
+                collapsed<T>{e.value, b.begins[k], b.counts[k], on->generation(), b.adjoints[k]};
+            return e.cache;
+        }
+        b.write_collapsed(out, total);
+    } else {
+        b.expand_named(out);
+        b.expand(out);
+    }
     out.close();
     const std::size_t count = on->scratch().size() - begin;
     e.cache = collapsed<T>{e.value, static_cast<tape_index>(begin), static_cast<tape_index>(count),
-                           on->generation()};
+                           on->generation(), T(1)};
     return e.cache;
 }
 
