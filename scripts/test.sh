@@ -3,8 +3,9 @@
 # build-clang/ at warning_level=3 with werror, builds both, runs every test in both, and prints
 # the compile time of each build directory. The consumer tests (subproject, pkg-config, CMake)
 # run in build-gcc only. Then the sanitizer stage: the unit tests built with clang++ under
-# AddressSanitizer + UndefinedBehaviorSanitizer (LeakSanitizer included) in build-asan/, and the
-# threaded tests under ThreadSanitizer in build-tsan/; any report fails the test.
+# AddressSanitizer + UndefinedBehaviorSanitizer (LeakSanitizer included) in build-asan/, the
+# random-program tests (tests/fuzz/) too, and the threaded tests under ThreadSanitizer in
+# build-tsan/; any report fails the test.
 #
 # The last line of output is the total over both builds:
 #   N passed, N failed, N skipped
@@ -157,9 +158,10 @@ for build in "${builds[@]}"; do
     summaries+=("$dir: $passed passed, $failed failed, $skipped skipped; $status")
 done
 
-# The sanitizer stage: directory, compiler, compiler id, sanitizers, program target, test suite.
+# The sanitizer stage: directory, compiler, compiler id, sanitizers, program targets, test
+# suites (lists separated by commas).
 sanitizer_builds=(
-    "build-asan clang++ clang address,undefined unit_tests unit"
+    "build-asan clang++ clang address,undefined unit_tests,fuzz_tests unit,fuzz"
     "build-tsan g++ gcc thread thread_tests threads"
 )
 # halt_on_error: the first report fails the test. alloc_dealloc_mismatch=0: Catch2 2.13's own
@@ -180,7 +182,13 @@ for build in "${sanitizer_builds[@]}"; do
         continue
     fi
     start=$EPOCHREALTIME
-    if ! meson compile -C "$dir" -j 2 "$target"; then
+    IFS=, read -r -a targets <<<"$target"
+    IFS=, read -r -a suites <<<"$suite"
+    suite_options=()
+    for s in "${suites[@]}"; do
+        suite_options+=(--suite "$s")
+    done
+    if ! meson compile -C "$dir" -j 2 "${targets[@]}"; then
         summaries+=("$dir: compilation FAILED")
         total_failed=$((total_failed + 1))
         continue
@@ -188,7 +196,7 @@ for build in "${sanitizer_builds[@]}"; do
     compile_seconds=$(python3 -c "print(f'{$EPOCHREALTIME - $start:.1f}')")
     rm -f "$dir/meson-logs/testlog.json"
     tests_ok=true
-    meson test -C "$dir" --no-rebuild --print-errorlogs --suite "$suite" || tests_ok=false
+    meson test -C "$dir" --no-rebuild --print-errorlogs "${suite_options[@]}" || tests_ok=false
     read -r passed failed skipped < <(count_results "$dir")
     if ! $tests_ok && [[ $failed -eq 0 ]]; then
         failed=1

@@ -1,8 +1,10 @@
 // Cross-mode agreement: compositions written once, generically, differentiated by every mode
 // that applies (the static graph's d and reverse sweep, dual numbers, nested duals, Taylor
-// series) at random points; all must agree to near double precision.
+// series, the run-time tape and forward over reverse) at random points; all must agree to near
+// double precision. (Random programs over the run-time modes: tests/fuzz/.)
 
 #include <nabla/nabla.hpp>
+#include <nabla/tensor.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -77,6 +79,17 @@ TEST_CASE("every mode agrees on compositions of every rule", "[forward][cross-mo
                     // Taylor series along x.
                     const auto series =
                         nabla::derivatives<3>([&](auto t) { return g(t, b + 0.0 * t); }, a);
+                    // The tape, and forward over reverse.
+                    const auto taped = nabla::value_and_grad(nabla::mode::reverse, g, a, b);
+                    const auto of_pair = [&](const auto& v) { return g(v[0], v[1]); };
+                    const auto hessian =
+                        nabla::hessian(nabla::mode::reverse, of_pair, std::vector<double>{a, b});
+                    CHECK(taped.value == tolerance(value));
+                    CHECK(taped.gradient[0] == tolerance(gradient[0]));
+                    CHECK(taped.gradient[1] == tolerance(gradient[1]));
+                    CHECK(hessian(0, 0) == tolerance(dxx));
+                    CHECK(hessian(0, 1) == tolerance(dxy));
+                    CHECK(hessian(1, 0) == tolerance(dxy));
                     CHECK(fd.value == tolerance(value));
                     CHECK(fd.tangent[0] == tolerance(gradient[0]));
                     CHECK(fd.tangent[1] == tolerance(gradient[1]));

@@ -27,6 +27,7 @@
 #include "../config.hpp"
 #include "../core/evaluate.hpp"
 #include "../core/functions.hpp"
+#include "../core/zero.hpp"
 #include "../rules.hpp"
 #include "../simd/tangents.hpp"
 
@@ -143,13 +144,32 @@ NABLA_ALWAYS_INLINE constexpr dual<T, N> apply_unary(const dual<T, N>& x) {
     return r;
 }
 
+// A rule whose products are strong zeros (mul_strong_zero: n * pow(x, n - 1) with n = 0 is 0
+// even where the power is infinite) keeps that in its tangents: a term with an exactly-zero
+// factor is 0, so pow(x, 0) has second derivative 0 at x = 0, not NaN.
+template <class Rule>
+concept strong_zero_rule = requires {
+    Rule::strong_zero;
+};
+
+template <class T>
+constexpr T strong_product(const T& a, const T& b) {
+    return exactly_zero(a) || exactly_zero(b) ? T(0) : a * b;
+}
+
 template <class Rule, class T, std::size_t N>
 NABLA_ALWAYS_INLINE constexpr dual<T, N> apply_binary(const dual<T, N>& a, const dual<T, N>& b) {
     const T y = Rule::value(a.value, b.value);
     const T pa = to_number<T>(Rule::template partial<0>(y, a.value, b.value));
     const T pb = to_number<T>(Rule::template partial<1>(y, a.value, b.value));
     dual<T, N> r(y);
-    if constexpr (N != dynamic) {
+    if constexpr (strong_zero_rule<Rule>) {
+        if constexpr (N == dynamic)
+            make_room(r, std::max(directions(a), directions(b)));
+        for (std::size_t i = 0; i < directions(r); ++i)
+            r.tangent[i] =
+                strong_product(pa, tangent_at(a, i)) + strong_product(pb, tangent_at(b, i));
+    } else if constexpr (N != dynamic) {
         simd::combine(r.tangent, pa, a.tangent, pb, b.tangent);
     } else {
         make_room(r, std::max(directions(a), directions(b)));
@@ -165,7 +185,12 @@ NABLA_ALWAYS_INLINE constexpr dual<T, N> apply_left(const dual<T, N>& a, const U
     const T y = Rule::value(a.value, b);
     const T pa = to_number<T>(Rule::template partial<0>(y, a.value, b));
     dual<T, N> r(y);
-    if constexpr (N != dynamic) {
+    if constexpr (strong_zero_rule<Rule>) {
+        if constexpr (N == dynamic)
+            make_room(r, directions(a));
+        for (std::size_t i = 0; i < directions(r); ++i)
+            r.tangent[i] = strong_product(pa, a.tangent[i]);
+    } else if constexpr (N != dynamic) {
         simd::scale(r.tangent, pa, a.tangent);
     } else {
         make_room(r, directions(a));
@@ -180,7 +205,12 @@ NABLA_ALWAYS_INLINE constexpr dual<T, N> apply_right(const U& a, const dual<T, N
     const T y = Rule::value(a, b.value);
     const T pb = to_number<T>(Rule::template partial<1>(y, a, b.value));
     dual<T, N> r(y);
-    if constexpr (N != dynamic) {
+    if constexpr (strong_zero_rule<Rule>) {
+        if constexpr (N == dynamic)
+            make_room(r, directions(b));
+        for (std::size_t i = 0; i < directions(r); ++i)
+            r.tangent[i] = strong_product(pb, b.tangent[i]);
+    } else if constexpr (N != dynamic) {
         simd::scale(r.tangent, pb, b.tangent);
     } else {
         make_room(r, directions(b));

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "../config.hpp"
+#include "../core/zero.hpp"
 
 namespace nabla {
 
@@ -72,21 +73,6 @@ inline std::uint32_t next_generation() {
 // The thread's active tape for value type T (null when none records).
 template <class T>
 inline constinit thread_local tape<T>* active_tape = nullptr;
-
-// Whether an adjoint is exactly zero: a number equal to 0, or a dual number whose parts all are.
-template <class T>
-constexpr bool adjoint_is_zero(const T& a) {
-    if constexpr (requires { a.value, a.tangent; }) {
-        if (!adjoint_is_zero(a.value))
-            return false;
-        for (const auto& t : a.tangent)
-            if (!adjoint_is_zero(t))
-                return false;
-        return true;
-    } else {
-        return a == T(0);
-    }
-}
 
 [[noreturn]] inline void throw_tape_error(const std::string& what);
 
@@ -402,7 +388,7 @@ private:
             const detail::tape_index previous = static_cast<detail::tape_index>(s - 1);
             T next = adjoint[previous];
             adjoint[s] = a;
-            if (!detail::adjoint_is_zero(a)) {
+            if (!detail::exactly_zero(a)) {
                 for (detail::tape_index k = end[previous]; k < end[s]; ++k) {
                     const T c = partial[k] * a;
                     if (operand[k] == previous)
@@ -434,7 +420,7 @@ private:
         bool any = false;
         for (std::size_t i = 0; i < c.outputs; ++i) {
             w[i] = adjoints_[c.first_output + i];
-            any = any || !detail::adjoint_is_zero(w[i]);
+            any = any || !detail::exactly_zero(w[i]);
         }
         if (!any)
             return;

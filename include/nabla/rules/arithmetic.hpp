@@ -167,6 +167,8 @@ struct fma_rule {
 struct mul_strong_zero_rule {
     static constexpr const char* name = "mul_strong_zero";
     static constexpr std::size_t arity = 2;
+    // Dual numbers multiply its partials by tangents as strong zeros too (forward/dual.hpp).
+    static constexpr bool strong_zero = true;
     template <class A, class B>
     static constexpr auto value(const A& a, const B& b) {
         return mul_strong_zero(a, b);

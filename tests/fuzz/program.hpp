@@ -1,0 +1,503 @@
+#pragma once
+// Random programs for differential testing (tests/fuzz/): straight-line code over every function
+// of the rule table, with run-time branches and loops on values, generated from a seed and run by
+// one interpreter on any number type (double, dual numbers, nested duals, Taylor series, active
+// variables of the tape, active dual numbers), so that every mode differentiates the same program.
+//
+// Arguments are kept inside each function's domain, away from its singularities, kinks and
+// jumps, and values stay bounded: the generator runs the program in double as it writes it, at
+// the point it will be differentiated at, and only keeps an instruction whose operands are at
+// least a margin away from every edge (so that a finite-difference estimate near the point sees
+// the same smooth function).
+
+#include <nabla/nabla.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace nabla_fuzz {
+
+enum class op {
+    neg,
+    exp,
+    exp2,
+    expm1,
+    log,
+    log2,
+    log10,
+    log1p,
+    sqrt,
+    cbrt,
+    sin,
+    cos,
+    tan,
+    asin,
+    acos,
+    atan,
+    sinh,
+    cosh,
+    tanh,
+    asinh,
+    acosh,
+    atanh,
+    erf,
+    erfc,
+    tgamma,
+    lgamma,
+    digamma,
+    abs,
+    floor,
+    round,
+    add,
+    sub,
+    mul,
+    div,
+    pow,
+    powi,
+    atan2,
+    hypot,
+    min,
+    max,
+    fmin,
+    fmax,
+    fma,
+    add_constant,
+    times_constant,
+    constant_over,
+    branch,
+    loop
+};
+inline constexpr int op_count = static_cast<int>(op::loop) + 1;
+
+inline const char* name(op o) {
+    static const char* const names[] = {
+        "neg",           "exp",     "exp2",  "expm1",        "log",
+        "log2",          "log10",   "log1p", "sqrt",         "cbrt",
+        "sin",           "cos",     "tan",   "asin",         "acos",
+        "atan",          "sinh",    "cosh",  "tanh",         "asinh",
+        "acosh",         "atanh",   "erf",   "erfc",         "tgamma",
+        "lgamma",        "digamma", "abs",   "floor",        "round",
+        "add",           "sub",     "mul",   "div",          "pow",
+        "powi",          "atan2",   "hypot", "min",          "max",
+        "fmin",          "fmax",    "fma",   "add_constant", "times_constant",
+        "constant_over", "branch",  "loop"};
+    return names[static_cast<int>(o)];
+}
+
+// One instruction: value[k] = o(value[a], value[b], value[c]) with a constant where o takes one.
+struct instruction {
+    op o;
+    int a = 0, b = 0, c = 0;
+    double constant = 0.0;
+    int power = 0;
+};
+
+struct program {
+    std::uint64_t seed = 0;
+    int inputs = 0;
+    std::vector<instruction> code;
+    std::vector<double> point;  // where it is differentiated
+
+    std::string to_string() const {
+        std::ostringstream out;
+        out << "seed " << seed << ", at (";
+        for (std::size_t i = 0; i < point.size(); ++i)
+            out << (i ? ", " : "") << point[i];
+        out << "):";
+        int k = inputs;
+        for (const instruction& i : code)
+            out << " v" << k++ << " = " << name(i.o) << "(v" << i.a << ", v" << i.b << ", v" << i.c
+                << "; " << i.constant << ", " << i.power << ");";
+        return out.str();
+    }
+};
+
+// Runs the program on inputs x (a container of any number type); the last value is the output.
+// `branches`, when given, records which way each branch and loop test went.
+template <class X>
+auto run(const program& p, const X& x, std::vector<int>* branches = nullptr) {
+    using T = std::decay_t<decltype(x[0])>;
+    using nabla::digamma;
+    using std::abs, std::acos, std::acosh, std::asin, std::asinh, std::atan, std::atan2, std::atanh,
+        std::cbrt, std::cos, std::cosh, std::erf, std::erfc, std::exp, std::exp2, std::expm1,
+        std::floor, std::fma, std::fmax, std::fmin, std::hypot, std::lgamma, std::log, std::log10,
+        std::log1p, std::log2, std::max, std::min, std::pow, std::round, std::sin, std::sinh,
+        std::sqrt, std::tan, std::tanh, std::tgamma;
+    std::vector<T> v;
+    v.reserve(static_cast<std::size_t>(p.inputs) + p.code.size());
+    for (int i = 0; i < p.inputs; ++i)
+        v.push_back(x[static_cast<std::size_t>(i)]);
+    for (const instruction& i : p.code) {
+        const T& a = v[static_cast<std::size_t>(i.a)];
+        const T& b = v[static_cast<std::size_t>(i.b)];
+        const T& c = v[static_cast<std::size_t>(i.c)];
+        const double k = i.constant;
+        T r;
+        switch (i.o) {
+        case op::neg:
+            r = -a;
+            break;
+        case op::exp:
+            r = exp(a);
+            break;
+        case op::exp2:
+            r = exp2(a);
+            break;
+        case op::expm1:
+            r = expm1(a);
+            break;
+        case op::log:
+            r = log(a);
+            break;
+        case op::log2:
+            r = log2(a);
+            break;
+        case op::log10:
+            r = log10(a);
+            break;
+        case op::log1p:
+            r = log1p(a);
+            break;
+        case op::sqrt:
+            r = sqrt(a);
+            break;
+        case op::cbrt:
+            r = cbrt(a);
+            break;
+        case op::sin:
+            r = sin(a);
+            break;
+        case op::cos:
+            r = cos(a);
+            break;
+        case op::tan:
+            r = tan(a);
+            break;
+        case op::asin:
+            r = asin(a);
+            break;
+        case op::acos:
+            r = acos(a);
+            break;
+        case op::atan:
+            r = atan(a);
+            break;
+        case op::sinh:
+            r = sinh(a);
+            break;
+        case op::cosh:
+            r = cosh(a);
+            break;
+        case op::tanh:
+            r = tanh(a);
+            break;
+        case op::asinh:
+            r = asinh(a);
+            break;
+        case op::acosh:
+            r = acosh(a);
+            break;
+        case op::atanh:
+            r = atanh(a);
+            break;
+        case op::erf:
+            r = erf(a);
+            break;
+        case op::erfc:
+            r = erfc(a);
+            break;
+        case op::tgamma:
+            r = tgamma(a);
+            break;
+        case op::lgamma:
+            r = lgamma(a);
+            break;
+        case op::digamma:
+            r = digamma(a);
+            break;
+        case op::abs:
+            r = abs(a);
+            break;
+        case op::floor:
+            r = floor(a) + a;
+            break;  // the jump alone has derivative 0
+        case op::round:
+            r = round(a) * a;
+            break;
+        case op::add:
+            r = a + b;
+            break;
+        case op::sub:
+            r = a - b;
+            break;
+        case op::mul:
+            r = a * b;
+            break;
+        case op::div:
+            r = a / b;
+            break;
+        case op::pow:
+            r = pow(a, b);
+            break;
+        case op::powi:
+            r = pow(a, i.power);
+            break;
+        case op::atan2:
+            r = atan2(a, b);
+            break;
+        case op::hypot:
+            r = hypot(a, b);
+            break;
+        case op::min:
+            r = min(a, b);
+            break;
+        case op::max:
+            r = max(a, b);
+            break;
+        case op::fmin:
+            r = fmin(a, b);
+            break;
+        case op::fmax:
+            r = fmax(a, b);
+            break;
+        case op::fma:
+            r = fma(a, b, c);
+            break;
+        case op::add_constant:
+            r = a + k;
+            break;
+        case op::times_constant:
+            r = k * a;
+            break;
+        case op::constant_over:
+            r = k / a;
+            break;
+        case op::branch: {
+            // if (a > k) b * c else b + sin(c): a branch on a value.
+            const bool taken = a > k;
+            if (branches)
+                branches->push_back(taken);
+            if (taken)
+                r = b * c;
+            else
+                r = b + sin(c);
+            break;
+        }
+        case op::loop: {
+            // t = a; while (t < k) t = 1.25 t + 0.125 tanh(b): a data-dependent trip count.
+            T t = a;
+            int steps = 0;
+            while (t < k && steps < 24) {
+                t = 1.25 * t + 0.125 * tanh(b);
+                ++steps;
+            }
+            if (branches)
+                branches->push_back(steps);
+            r = t;
+            break;
+        }
+        }
+        v.push_back(r);
+    }
+    return v.back();
+}
+
+// The generator. Each instruction is drawn, run in double at the point, and kept only when its
+// operands are a margin away from the edges of its function and its value is bounded.
+class generator {
+public:
+    explicit generator(std::uint64_t seed) : seed_(seed), random_(seed) {}
+
+    program make(int inputs, int length) {
+        program p;
+        p.seed = seed_;
+        p.inputs = inputs;
+        std::uniform_real_distribution<double> coordinate(-1.5, 1.5);
+        for (int i = 0; i < inputs; ++i) {
+            p.point.push_back(coordinate(random_));
+            values_.push_back(p.point.back());
+        }
+        // Every input is read at least once: the first instructions read them in turn.
+        for (int n = 0; n < length; ++n) {
+            for (int attempt = 0; attempt < 200; ++attempt) {
+                instruction i = draw(n < inputs ? n : -1);
+                double value;
+                if (accept(i, value)) {
+                    p.code.push_back(i);
+                    values_.push_back(value);
+                    break;
+                }
+            }
+        }
+        // The output mixes the last value with the others, so every value takes part:
+        // out = last + 0.25 v_k + 0.25 v_k+1 + ...
+        const int last = static_cast<int>(values_.size()) - 1;
+        int out = last;
+        for (int k = inputs; k < last; ++k) {
+            push(p, {op::times_constant, k, 0, 0, 0.25});
+            push(p, {op::add, out, static_cast<int>(values_.size()) - 1});
+            out = static_cast<int>(values_.size()) - 1;
+        }
+        return p;
+    }
+
+private:
+    std::uint64_t seed_;
+    std::mt19937_64 random_;
+    std::vector<double> values_;
+
+    void push(program& p, const instruction& i) {
+        double value = 0.0;
+        accept(i, value);
+        p.code.push_back(i);
+        values_.push_back(value);
+    }
+
+    int operand(int forced) {
+        if (forced >= 0)
+            return forced;
+        // Recent values more often than old ones.
+        const int n = static_cast<int>(values_.size());
+        std::geometric_distribution<int> back(0.35);
+        const int k = n - 1 - back(random_);
+        return k < 0 ? static_cast<int>(random_() % static_cast<std::uint64_t>(n)) : k;
+    }
+
+    instruction draw(int forced) {
+        instruction i;
+        i.o = static_cast<op>(random_() % op_count);
+        i.a = operand(forced);
+        i.b = operand(-1);
+        i.c = operand(-1);
+        std::uniform_real_distribution<double> constant(-2.0, 2.0);
+        i.constant = constant(random_);
+        i.power = static_cast<int>(random_() % 6) - 2;
+        if (i.o == op::loop)
+            i.constant = 1.0 + std::abs(i.constant);  // the bound the loop grows towards
+        return i;
+    }
+
+    static bool away(double x, double edge, double margin = 0.1) {
+        return std::abs(x - edge) > margin;
+    }
+    static bool away_from_integers(double x, double offset) {
+        const double f = x + offset - std::floor(x + offset);
+        return f > 0.1 && f < 0.9;
+    }
+
+    bool accept(const instruction& i, double& r) {
+        const double a = values_[static_cast<std::size_t>(i.a)];
+        const double b = values_[static_cast<std::size_t>(i.b)];
+        const double c = values_[static_cast<std::size_t>(i.c)];
+        const double k = i.constant;
+        bool ok = true;
+        switch (i.o) {
+        case op::exp:
+        case op::exp2:
+        case op::expm1:
+        case op::sinh:
+        case op::cosh:
+            ok = std::abs(a) < 4.0;
+            break;
+        case op::log:
+        case op::log2:
+        case op::log10:
+        case op::sqrt:
+            ok = a > 0.25;
+            break;
+        case op::log1p:
+            ok = a > -0.75;
+            break;
+        case op::cbrt:
+            ok = std::abs(a) > 0.25;
+            break;
+        case op::tan:
+            ok = std::abs(std::cos(a)) > 0.3;
+            break;
+        case op::asin:
+        case op::acos:
+        case op::atanh:
+            ok = std::abs(a) < 0.8;
+            break;
+        case op::acosh:
+            ok = a > 1.25;
+            break;
+        case op::tgamma:
+            ok = a > 0.3 && a < 4.0;
+            break;
+        case op::lgamma:
+        case op::digamma:
+            ok = a > 0.3 && a < 8.0;
+            break;
+        case op::abs:
+            ok = away(a, 0.0);
+            break;
+        case op::floor:
+            ok = away_from_integers(a, 0.0);
+            break;
+        case op::round:
+            ok = away_from_integers(a, 0.5);
+            break;
+        case op::div:
+            ok = std::abs(b) > 0.3;
+            break;
+        case op::pow:
+            ok = a > 0.3 && std::abs(b) < 3.0;
+            break;
+        case op::powi:
+            ok = i.power >= 0 || std::abs(a) > 0.3;
+            break;
+        case op::atan2:
+            ok = a * a + b * b > 0.09 && (b > 0.0 || std::abs(a) > 0.2);
+            break;
+        case op::hypot:
+            ok = a * a + b * b > 0.09;
+            break;
+        case op::min:
+        case op::max:
+        case op::fmin:
+        case op::fmax:
+            ok = away(a, b);
+            break;
+        case op::constant_over:
+            ok = std::abs(a) > 0.3;
+            break;
+        case op::branch:
+            ok = away(a, k);
+            break;
+        case op::loop: {
+            // Every test of the loop a margin away from the bound, and a few steps at most.
+            double t = a;
+            int steps = 0;
+            ok = away(t, k) && a > 0.1;
+            while (ok && t < k && steps < 24) {
+                t = 1.25 * t + 0.125 * std::tanh(b);
+                ++steps;
+                ok = away(t, k, 0.05);
+            }
+            ok = ok && steps < 24;
+            break;
+        }
+        default:
+            break;
+        }
+        if (!ok)
+            return false;
+        program one;
+        one.inputs = 3;
+        std::vector<double> operands{a, b, c};
+        instruction shifted = i;
+        shifted.a = 0;
+        shifted.b = 1;
+        shifted.c = 2;
+        one.code.push_back(shifted);
+        r = run(one, operands);
+        return std::isfinite(r) && std::abs(r) < 100.0;
+    }
+};
+
+}  // namespace nabla_fuzz
