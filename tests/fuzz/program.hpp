@@ -21,70 +21,26 @@
 
 namespace nabla_fuzz {
 
+// clang-format off
 enum class op {
-    neg,
-    exp,
-    exp2,
-    expm1,
-    log,
-    log2,
-    log10,
-    log1p,
-    sqrt,
-    cbrt,
-    sin,
-    cos,
-    tan,
-    asin,
-    acos,
-    atan,
-    sinh,
-    cosh,
-    tanh,
-    asinh,
-    acosh,
-    atanh,
-    erf,
-    erfc,
-    tgamma,
-    lgamma,
-    digamma,
-    abs,
-    floor,
-    round,
-    add,
-    sub,
-    mul,
-    div,
-    pow,
-    powi,
-    atan2,
-    hypot,
-    min,
-    max,
-    fmin,
-    fmax,
-    fma,
-    add_constant,
-    times_constant,
-    constant_over,
-    branch,
-    loop
+    neg, exp, exp2, expm1, log, log2, log10, log1p, sqrt, cbrt, sin, cos, tan, asin, acos, atan,
+    sinh, cosh, tanh, asinh, acosh, atanh, erf, erfc, tgamma, lgamma, digamma, trigamma, abs,
+    sign, floor, ceil, round, trunc, add, sub, mul, div, pow, powi, atan2, hypot, min, max, fmin,
+    fmax, fma, add_constant, times_constant, constant_over, branch, loop
 };
+// clang-format on
 inline constexpr int op_count = static_cast<int>(op::loop) + 1;
 
 inline const char* name(op o) {
+    // clang-format off
     static const char* const names[] = {
-        "neg",           "exp",     "exp2",  "expm1",        "log",
-        "log2",          "log10",   "log1p", "sqrt",         "cbrt",
-        "sin",           "cos",     "tan",   "asin",         "acos",
-        "atan",          "sinh",    "cosh",  "tanh",         "asinh",
-        "acosh",         "atanh",   "erf",   "erfc",         "tgamma",
-        "lgamma",        "digamma", "abs",   "floor",        "round",
-        "add",           "sub",     "mul",   "div",          "pow",
-        "powi",          "atan2",   "hypot", "min",          "max",
-        "fmin",          "fmax",    "fma",   "add_constant", "times_constant",
-        "constant_over", "branch",  "loop"};
+        "neg", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "cbrt", "sin",
+        "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
+        "erf", "erfc", "tgamma", "lgamma", "digamma", "trigamma", "abs", "sign", "floor", "ceil",
+        "round", "trunc", "add", "sub", "mul", "div", "pow", "powi", "atan2", "hypot", "min",
+        "max", "fmin", "fmax", "fma", "add_constant", "times_constant", "constant_over", "branch",
+        "loop"};
+    // clang-format on
     return names[static_cast<int>(o)];
 }
 
@@ -121,7 +77,7 @@ struct program {
 template <class X>
 auto run(const program& p, const X& x, std::vector<int>* branches = nullptr) {
     using T = std::decay_t<decltype(x[0])>;
-    using nabla::digamma;
+    using nabla::digamma, nabla::polygamma, nabla::sign, std::ceil, std::trunc;
     using std::abs, std::acos, std::acosh, std::asin, std::asinh, std::atan, std::atan2, std::atanh,
         std::cbrt, std::cos, std::cosh, std::erf, std::erfc, std::exp, std::exp2, std::expm1,
         std::floor, std::fma, std::fmax, std::fmin, std::hypot, std::lgamma, std::log, std::log10,
@@ -219,14 +175,27 @@ auto run(const program& p, const X& x, std::vector<int>* branches = nullptr) {
         case op::digamma:
             r = digamma(a);
             break;
+        case op::trigamma:
+            r = polygamma(1, a);
+            break;
         case op::abs:
             r = abs(a);
             break;
+        // The jumps alone have derivative 0: each is combined with its argument.
+        case op::sign:
+            r = sign(a) * a;
+            break;
         case op::floor:
             r = floor(a) + a;
-            break;  // the jump alone has derivative 0
+            break;
+        case op::ceil:
+            r = ceil(a) - a;
+            break;
         case op::round:
             r = round(a) * a;
+            break;
+        case op::trunc:
+            r = trunc(a) * a;
             break;
         case op::add:
             r = a + b;
@@ -431,12 +400,16 @@ private:
             break;
         case op::lgamma:
         case op::digamma:
+        case op::trigamma:
             ok = a > 0.3 && a < 8.0;
             break;
         case op::abs:
+        case op::sign:
             ok = away(a, 0.0);
             break;
         case op::floor:
+        case op::ceil:
+        case op::trunc:
             ok = away_from_integers(a, 0.0);
             break;
         case op::round:

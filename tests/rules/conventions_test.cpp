@@ -2,11 +2,13 @@
 // propagation of NaN and infinities (docs/conventions.md).
 
 #include <nabla/nabla.hpp>
+#include <nabla/tensor.hpp>
 
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace {
 constexpr double inf = std::numeric_limits<double>::infinity();
@@ -50,6 +52,66 @@ TEST_CASE("pow at a zero base", "[rules][conventions]") {
     CHECK(nabla::d(pow(x, 3.0), x)(-2.0) == 12.0);
     CHECK(std::isnan(nabla::d(pow(x, 2.5), x)(-2.0)));
     CHECK(std::isnan(fy(-2.0, 2.0)));  // log of a negative base
+}
+
+TEST_CASE("pow(x, 0) has second derivative 0 at x = 0 in every mode (regression: NaN in dual "
+          "numbers and on the tape, found by the random programs of tests/fuzz/)",
+          "[rules][conventions]") {
+    CHECK(nabla::d(pow(x, 0), x, x)(0.0) == 0.0);
+    using D = nabla::dual<double, 1>;
+    using DD = nabla::dual<D, 1>;
+    const DD at_zero(D(0.0, {1.0}), {D(1.0)});
+    const DD p = pow(at_zero, 0);
+    CHECK(p.value.value == 1.0);
+    CHECK(p.value.tangent[0] == 0.0);
+    CHECK(p.tangent[0].value == 0.0);
+    CHECK(p.tangent[0].tangent[0] == 0.0);  // was NaN: 0 * inf in the tangent of n * x^(n-1)
+    const auto square_of_nothing = [](const auto& v) {
+        using std::atanh, std::pow;
+        return pow(atanh(v[0]), 0) + v[0];
+    };
+    for (const auto& h :
+         {nabla::hessian(nabla::mode::forward, square_of_nothing, std::vector<double>{0.0}),
+          nabla::hessian(nabla::mode::reverse, square_of_nothing, std::vector<double>{0.0})})
+        CHECK(h(0, 0) == 0.0);
+}
+
+TEST_CASE("structural zeros are strong in every mode: an infinite partial meets no other "
+          "direction",
+          "[rules][conventions]") {
+    // d/dy of sqrt(x) + y at x = 0 is 1 (the tangent of sqrt(x) along y is exactly zero), not
+    // 0 * inf = NaN.
+    const auto f = [](auto u, auto v) {
+        using std::sqrt;
+        return sqrt(u) + v;
+    };
+    const auto of_vector = [&](const auto& w) { return f(w[0], w[1]); };
+    const std::vector<double> at{0.0, 1.0};
+    const auto statically = nabla::grad(f(x, y), 0.0, 1.0);
+    const auto forward = nabla::grad(nabla::mode::forward, f, 0.0, 1.0);
+    const auto reverse = nabla::grad(nabla::mode::reverse, f, 0.0, 1.0);
+    const auto forward_vector = nabla::grad(nabla::mode::forward, of_vector, at);
+    const auto reverse_vector = nabla::grad(nabla::mode::reverse, of_vector, at);
+    for (const auto& g :
+         {std::vector<double>(statically.begin(), statically.end()),
+          std::vector<double>(forward.begin(), forward.end()),
+          std::vector<double>(reverse.begin(), reverse.end()), forward_vector, reverse_vector}) {
+        CHECK(g[0] == inf);
+        CHECK(g[1] == 1.0);
+    }
+    // A NaN partial likewise: sqrt(-1) + y.
+    const auto at_negative = nabla::grad(nabla::mode::forward, f, -1.0, 1.0);
+    CHECK(std::isnan(at_negative[0]));
+    CHECK(at_negative[1] == 1.0);
+    // Second derivatives through nested duals: the Hessian of sqrt(x) * 0 + y * y at x = 0.
+    const auto g = [](const auto& w) {
+        using std::sqrt;
+        return sqrt(w[0]) + w[1] * w[1];
+    };
+    const auto h = nabla::hessian(nabla::mode::forward, g, at);
+    CHECK(h(1, 1) == 2.0);
+    CHECK(h(0, 1) == 0.0);
+    CHECK(h(1, 0) == 0.0);
 }
 
 TEST_CASE("min and max split the derivative evenly at a tie", "[rules][conventions]") {

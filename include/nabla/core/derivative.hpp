@@ -37,6 +37,15 @@ constexpr auto chain_term(node<Rule, Ops...> g) {
     using operand = std::tuple_element_t<K, std::tuple<Ops...>>;
     if constexpr (!depends_on<operand, I>) {
         return literal<0>{};
+    } else if constexpr (requires { Rule::strong_zero; }) {
+        // A strong-zero product (mul_strong_zero(a, b): 0 when a == 0) stays strong in its
+        // derivative: a db and da b are 0 when a, or da, is 0, whatever b or db is.
+        if constexpr (K == 0)
+            return multiply_strong_zero(derivative<I>(operand{}),
+                                        Rule::template partial<K>(g, Ops{}...));
+        else
+            return multiply_strong_zero(Rule::template partial<K>(g, Ops{}...),
+                                        derivative<I>(operand{}));
     } else {
         return multiply(Rule::template partial<K>(g, Ops{}...), derivative<I>(operand{}));
     }
