@@ -129,27 +129,6 @@ constexpr void make_room(dual<T, N>& r, std::size_t n) {
         r.tangent.assign(n, T(0));
 }
 
-// Strong zeros in the tangents. A tangent that is exactly zero (the seed of another direction)
-// contributes exactly zero, even when the partial it meets is infinite or NaN: for
-// f = sqrt(x) + y at x = 0, df/dy is 1, as on the tape and in the static graphs, not NaN. The
-// products are ordinary while the partials are finite (one comparison per operation); only an
-// operation with a non-finite partial takes the strong path.
-template <class T>
-constexpr bool finite_number(const T& x) {
-    if constexpr (std::is_arithmetic_v<T>) {
-        return x - x == T(0);  // false for infinities and NaN
-    } else if constexpr (requires { x.value, x.tangent; }) {
-        if (!finite_number(x.value))
-            return false;
-        for (const auto& t : x.tangent)
-            if (!finite_number(t))
-                return false;
-        return true;
-    } else {
-        return true;
-    }
-}
-
 // A rule whose own products are strong zeros (mul_strong_zero: n * pow(x, n - 1) with n = 0 is
 // 0 even where the power is infinite) takes the strong path always: a term with an exactly-zero
 // factor is 0, so pow(x, 0) has second derivative 0 at x = 0, not NaN.
@@ -163,17 +142,29 @@ constexpr T strong_product(const T& a, const T& b) {
     return exactly_zero(a) || exactly_zero(b) ? T(0) : a * b;
 }
 
+// The strong path of such a rule.
+template <class T, std::size_t N>
+constexpr void strong_scale(dual<T, N>& r, const T& p, const dual<T, N>& x) {
+    if constexpr (N == dynamic)
+        make_room(r, directions(x));
+    for (std::size_t i = 0; i < directions(r); ++i)
+        r.tangent[i] = strong_product(p, tangent_at(x, i));
+}
+template <class T, std::size_t N>
+constexpr void
+strong_combine(dual<T, N>& r, const T& pa, const dual<T, N>& a, const T& pb, const dual<T, N>& b) {
+    if constexpr (N == dynamic)
+        make_room(r, std::max(directions(a), directions(b)));
+    for (std::size_t i = 0; i < directions(r); ++i)
+        r.tangent[i] = strong_product(pa, tangent_at(a, i)) + strong_product(pb, tangent_at(b, i));
+}
+
 template <class Rule, class T, std::size_t N>
 NABLA_ALWAYS_INLINE constexpr dual<T, N> apply_unary(const dual<T, N>& x) {
     const T y = Rule::value(x.value);
     const T p = to_number<T>(Rule::template partial<0>(y, x.value));
     dual<T, N> r(y);
-    if (!finite_number(p)) [[unlikely]] {
-        if constexpr (N == dynamic)
-            make_room(r, directions(x));
-        for (std::size_t i = 0; i < directions(r); ++i)
-            r.tangent[i] = strong_product(p, x.tangent[i]);
-    } else if constexpr (N != dynamic) {
+    if constexpr (N != dynamic) {
         simd::scale(r.tangent, p, x.tangent);
     } else {
         make_room(r, directions(x));
@@ -189,13 +180,9 @@ NABLA_ALWAYS_INLINE constexpr dual<T, N> apply_binary(const dual<T, N>& a, const
     const T pa = to_number<T>(Rule::template partial<0>(y, a.value, b.value));
     const T pb = to_number<T>(Rule::template partial<1>(y, a.value, b.value));
     dual<T, N> r(y);
-    if (strong_zero_rule<Rule> || !finite_number(pa) || !finite_number(pb)) [[unlikely]] {
-        if constexpr (N == dynamic)
-            make_room(r, std::max(directions(a), directions(b)));
-        for (std::size_t i = 0; i < directions(r); ++i)
-            r.tangent[i] =
-                strong_product(pa, tangent_at(a, i)) + strong_product(pb, tangent_at(b, i));
-    } else if constexpr (N != dynamic) {
+    if constexpr (strong_zero_rule<Rule>)
+        strong_combine(r, pa, a, pb, b);
+    else if constexpr (N != dynamic) {
         simd::combine(r.tangent, pa, a.tangent, pb, b.tangent);
     } else {
         make_room(r, std::max(directions(a), directions(b)));
@@ -211,12 +198,9 @@ NABLA_ALWAYS_INLINE constexpr dual<T, N> apply_left(const dual<T, N>& a, const U
     const T y = Rule::value(a.value, b);
     const T pa = to_number<T>(Rule::template partial<0>(y, a.value, b));
     dual<T, N> r(y);
-    if (strong_zero_rule<Rule> || !finite_number(pa)) [[unlikely]] {
-        if constexpr (N == dynamic)
-            make_room(r, directions(a));
-        for (std::size_t i = 0; i < directions(r); ++i)
-            r.tangent[i] = strong_product(pa, a.tangent[i]);
-    } else if constexpr (N != dynamic) {
+    if constexpr (strong_zero_rule<Rule>)
+        strong_scale(r, pa, a);
+    else if constexpr (N != dynamic) {
         simd::scale(r.tangent, pa, a.tangent);
     } else {
         make_room(r, directions(a));
@@ -231,12 +215,9 @@ NABLA_ALWAYS_INLINE constexpr dual<T, N> apply_right(const U& a, const dual<T, N
     const T y = Rule::value(a, b.value);
     const T pb = to_number<T>(Rule::template partial<1>(y, a, b.value));
     dual<T, N> r(y);
-    if (strong_zero_rule<Rule> || !finite_number(pb)) [[unlikely]] {
-        if constexpr (N == dynamic)
-            make_room(r, directions(b));
-        for (std::size_t i = 0; i < directions(r); ++i)
-            r.tangent[i] = strong_product(pb, b.tangent[i]);
-    } else if constexpr (N != dynamic) {
+    if constexpr (strong_zero_rule<Rule>)
+        strong_scale(r, pb, b);
+    else if constexpr (N != dynamic) {
         simd::scale(r.tangent, pb, b.tangent);
     } else {
         make_room(r, directions(b));
