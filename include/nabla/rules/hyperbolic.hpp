@@ -70,7 +70,9 @@ struct tanh_rule {
     // y' = (1 - y^2) u'.
     template <class T, std::size_t K>
     static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& u) {
-        return series::riccati(value(u[0]), u, T(-1));
+        using std::cosh;
+        const T c = cosh(u[0]);
+        return series::riccati(value(u[0]), u, T(-1), T(1) / (c * c));
     }
 };
 

@@ -2,6 +2,7 @@
 // Roots and powers: sqrt, cbrt, pow with a real exponent (expression or number), pow with an
 // integer exponent, hypot.
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
@@ -74,10 +75,13 @@ struct pow_rule {
         else
             return mul_strong_zero(y, log(a));
     }
-    // y = exp(b log a), for a series exponent.
+    // y = exp(b log a), for a series exponent. A base that is exactly 0 (all its coefficients)
+    // under an exponent that is positive at the point gives the zero series: 0^b = 0 near there.
     template <class T, std::size_t K>
     static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& a,
                                                  const std::array<T, K + 1>& b) {
+        if (b[0] > T(0) && std::all_of(a.begin(), a.end(), [](const T& c) { return c == T(0); }))
+            return std::array<T, K + 1>{};
         std::array<T, K + 1> y =
             exp_rule::series<T, K>(mul_rule::series<T, K>(b, log_rule::series<T, K>(a)));
         y[0] = value(a[0], b[0]);

@@ -17,6 +17,7 @@
 #include <array>
 #include <cstddef>
 #include <stdexcept>
+#include <type_traits>
 
 namespace nabla::rules::series {
 
@@ -110,9 +111,29 @@ constexpr std::array<T, N> power(const T& value, const std::array<T, N>& u, cons
     std::array<T, N> y{};
     y[0] = value;
     if constexpr (K > 0) {
-        if (u[0] == T(0))
+        if (u[0] == T(0)) {
+            // u^0 is the constant 1, and u^n for a whole n is a product of series; any other
+            // power of a series that is 0 at the point has no Taylor series there.
+            if (r == T(0))
+                return y;
+            if constexpr (std::is_arithmetic_v<T>) {
+                if (r > T(0) && r <= T(64) && r == static_cast<T>(static_cast<int>(r))) {
+                    std::array<T, N> p{};
+                    p[0] = T(1);
+                    for (int n = 0; n < static_cast<int>(r); ++n) {
+                        std::array<T, N> q{};
+                        for (std::size_t k = 0; k <= K; ++k)
+                            for (std::size_t j = 0; j <= k; ++j)
+                                q[k] += p[j] * u[k - j];
+                        p = q;
+                    }
+                    p[0] = value;
+                    return p;
+                }
+            }
             domain_error("nabla::taylor: a real power of a series that is 0 at the point has no "
                          "Taylor series there");
+        }
         const T inverse = T(1) / u[0];
         for (std::size_t k = 1; k <= K; ++k) {
             T sum = T(0);
@@ -125,9 +146,11 @@ constexpr std::array<T, N> power(const T& value, const std::array<T, N>& u, cons
 }
 
 // y' = (1 + sign y^2) u' (tan: sign = +1, tanh: sign = -1), with w = 1 + sign y^2 built as the
-// coefficients of y become known.
+// coefficients of y become known. Its first coefficient w_0, the derivative of the function at the
+// point, is given: 1 - tanh^2 cancels to 0 for |u_0| > 19, 1 / cosh^2 does not.
 template <class T, std::size_t N>
-constexpr std::array<T, N> riccati(const T& value, const std::array<T, N>& u, const T& sign) {
+constexpr std::array<T, N>
+riccati(const T& value, const std::array<T, N>& u, const T& sign, const T& derivative) {
     constexpr std::size_t K = N - 1;
     std::array<T, N> y{};
     y[0] = value;
@@ -136,7 +159,7 @@ constexpr std::array<T, N> riccati(const T& value, const std::array<T, N>& u, co
         T square = T(0);
         for (std::size_t i = 0; i <= k - 1; ++i)
             square += y[i] * y[k - 1 - i];
-        w[k - 1] = (k == 1 ? T(1) : T(0)) + sign * square;
+        w[k - 1] = k == 1 ? derivative : sign * square;
         const T sum = chain_sum(u, w, k);
         y[k] = sum * reciprocals<T, K>[k];
     }

@@ -69,7 +69,8 @@ struct tan_rule {
     // y' = (1 + y^2) u'.
     template <class T, std::size_t K>
     static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& u) {
-        return series::riccati(value(u[0]), u, T(1));
+        const T y = value(u[0]);
+        return series::riccati(y, u, T(1), T(1) + y * y);
     }
 };
 
