@@ -1,0 +1,198 @@
+// Random programs for the static modes: expression types generated at compile time from a seed
+// (the same generic code also runs on dual numbers and on the tape), so that the static graph's
+// d and reverse sweep take part in the differential testing of tests/fuzz/ (docs/testing.md).
+//
+// Every function of the rule table appears, inside wrappers that keep its argument in its domain
+// for any real input (log(1.5 + u * u), asin(0.5 * tanh(u)), ...), so the programs are smooth and
+// defined everywhere and are checked at random points: the static gradient and Hessian (d of
+// order 2) against forward mode (duals, nested duals) and reverse mode (the tape, forward over
+// reverse).
+
+#include <nabla/nabla.hpp>
+#include <nabla/tensor.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr std::uint64_t mix(std::uint64_t seed, std::uint64_t salt) {
+    std::uint64_t z = seed * 0x9e3779b97f4a7c15ull + salt * 0xbf58476d1ce4e5b9ull + 1;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+// One unary step, chosen by the seed, with its argument kept inside the function's domain.
+template <std::uint64_t Seed, class U>
+auto unary(const U& u) {
+    using std::abs, std::acos, std::acosh, std::asin, std::asinh, std::atan, std::atanh, std::cbrt,
+        std::cos, std::cosh, std::erf, std::erfc, std::exp, std::exp2, std::expm1, std::lgamma,
+        std::log, std::log10, std::log1p, std::log2, std::sin, std::sinh, std::sqrt, std::tan,
+        std::tanh, std::tgamma;
+    constexpr int k = static_cast<int>(mix(Seed, 7) % 26);
+    if constexpr (k == 0)
+        return exp(0.5 * tanh(u));
+    else if constexpr (k == 1)
+        return exp2(0.5 * sin(u));
+    else if constexpr (k == 2)
+        return expm1(0.5 * tanh(u));
+    else if constexpr (k == 3)
+        return log(1.5 + u * u);
+    else if constexpr (k == 4)
+        return log2(1.5 + u * u);
+    else if constexpr (k == 5)
+        return log10(2.0 + sin(u));
+    else if constexpr (k == 6)
+        return log1p(u * u);
+    else if constexpr (k == 7)
+        return sqrt(1.0 + u * u);
+    else if constexpr (k == 8)
+        return cbrt(2.0 + cos(u));
+    else if constexpr (k == 9)
+        return sin(u);
+    else if constexpr (k == 10)
+        return cos(u);
+    else if constexpr (k == 11)
+        return tan(0.5 * tanh(u));
+    else if constexpr (k == 12)
+        return asin(0.5 * tanh(u));
+    else if constexpr (k == 13)
+        return acos(0.5 * sin(u));
+    else if constexpr (k == 14)
+        return atan(u);
+    else if constexpr (k == 15)
+        return sinh(0.5 * tanh(u));
+    else if constexpr (k == 16)
+        return cosh(0.5 * sin(u));
+    else if constexpr (k == 17)
+        return tanh(u);
+    else if constexpr (k == 18)
+        return asinh(u);
+    else if constexpr (k == 19)
+        return acosh(2.0 + u * u);
+    else if constexpr (k == 20)
+        return atanh(0.5 * tanh(u));
+    else if constexpr (k == 21)
+        return erf(u);
+    else if constexpr (k == 22)
+        return erfc(0.5 * u);
+    else if constexpr (k == 23)
+        return tgamma(2.0 + 0.5 * sin(u));
+    else if constexpr (k == 24)
+        return lgamma(1.5 + u * u);
+    else
+        return nabla::digamma(1.5 + u * u);
+}
+
+// One binary step.
+template <std::uint64_t Seed, class A, class B>
+auto binary(const A& a, const B& b) {
+    using std::atan2, std::exp, std::fma, std::hypot, std::pow, std::tanh;
+    constexpr int k = static_cast<int>(mix(Seed, 11) % 9);
+    if constexpr (k == 0)
+        return a + b;
+    else if constexpr (k == 1)
+        return a - b;
+    else if constexpr (k == 2)
+        return a * b;
+    else if constexpr (k == 3)
+        return a / (2.0 + tanh(b));
+    else if constexpr (k == 4)
+        return pow(1.5 + a * a, 0.5 * tanh(b));
+    else if constexpr (k == 5)
+        return atan2(a, 2.0 + tanh(b));
+    else if constexpr (k == 6)
+        return hypot(a, 1.0 + b * b);
+    else if constexpr (k == 7)
+        return fma(a, b, a);
+    else
+        return pow(a, 2) + b;
+}
+
+// A random expression of depth Depth in x and y.
+template <std::uint64_t Seed, int Depth, class X, class Y>
+auto program(const X& x, const Y& y) {
+    if constexpr (Depth == 0) {
+        if constexpr (mix(Seed, 3) % 2 == 0)
+            return x + 0.0 * y;
+        else
+            return y + 0.0 * x;
+    } else {
+        constexpr std::uint64_t shape = mix(Seed, 5) % 3;
+        const auto left = program<mix(Seed, 1), Depth - 1>(x, y);
+        if constexpr (shape == 0) {
+            return unary<Seed>(left);
+        } else {
+            const auto right = program<mix(Seed, 2), Depth - 1>(x, y);
+            if constexpr (shape == 1)
+                return binary<Seed>(left, right);
+            else
+                return binary<Seed>(unary<Seed>(left), right);
+        }
+    }
+}
+
+bool near(double a, double b, double tolerance) {
+    const double scale = std::max({1.0, std::abs(a), std::abs(b)});
+    return std::abs(a - b) <= tolerance * scale;
+}
+
+template <std::uint64_t Seed>
+void check_static_program(std::mt19937& random, int& checks) {
+    const auto [x, y] = nabla::variables<2>();
+    const auto f = [](auto u, auto v) { return program<Seed, 2>(u, v); };
+    const auto expression = f(x, y);
+    const auto of_vector = [&](const auto& w) { return f(w[0], w[1]); };
+    const auto dxx = nabla::d(expression, x, x);
+    const auto dxy = nabla::d(expression, x, y);
+    const auto dyy = nabla::d(expression, y, y);
+    std::uniform_real_distribution<double> coordinate(-1.5, 1.5);
+    for (int trial = 0; trial < 3; ++trial) {
+        const double a = coordinate(random), b = coordinate(random);
+        INFO("seed " << Seed << ": f = " << nabla::to_string(expression) << " at " << a << ", "
+                     << b);
+        const auto statically = nabla::value_and_grad(expression, a, b);
+        const auto forward = nabla::value_and_grad(nabla::mode::forward, f, a, b);
+        const auto reverse = nabla::value_and_grad(nabla::mode::reverse, f, a, b);
+        const std::vector<double> at{a, b};
+        const auto h_forward = nabla::hessian(nabla::mode::forward, of_vector, at);
+        const auto h_reverse = nabla::hessian(nabla::mode::reverse, of_vector, at);
+        CHECK(near(statically.value, forward.value, 1e-14));
+        CHECK(near(statically.value, reverse.value, 1e-14));
+        for (std::size_t i = 0; i < 2; ++i) {
+            CHECK(near(statically.gradient[i], forward.gradient[i], 1e-12));
+            CHECK(near(statically.gradient[i], reverse.gradient[i], 1e-12));
+        }
+        const double h[2][2] = {{dxx(a, b), dxy(a, b)}, {dxy(a, b), dyy(a, b)}};
+        for (std::size_t i = 0; i < 2; ++i)
+            for (std::size_t j = 0; j < 2; ++j) {
+                INFO("H(" << i << ", " << j << "): static " << h[i][j] << ", forward over forward "
+                          << h_forward(i, j) << ", forward over reverse " << h_reverse(i, j));
+                CHECK(near(h[i][j], h_forward(i, j), 1e-10));
+                CHECK(near(h[i][j], h_reverse(i, j), 1e-10));
+            }
+        ++checks;
+    }
+}
+
+template <std::uint64_t... Seeds>
+int check_static_programs(std::integer_sequence<std::uint64_t, Seeds...>) {
+    std::mt19937 random(2718);
+    int checks = 0;
+    (check_static_program<Seeds + 1>(random, checks), ...);
+    return checks;
+}
+
+}  // namespace
+
+TEST_CASE("random static programs: the static graph agrees with forward and reverse mode",
+          "[fuzz][static]") {
+    const int checks = check_static_programs(std::make_integer_sequence<std::uint64_t, 8>{});
+    CHECK(checks == 8 * 3);
+}
