@@ -68,9 +68,17 @@ template <std::size_t N>
     return g;
 }
 
+// nabla::grad chooses the mode: dual numbers for a std::array of up to 16 numbers, the tape for
+// longer ones. The forward row forces dual numbers (in chunks of 8 directions past 16).
 template <std::size_t N>
 [[gnu::noinline]] std::array<double, N> rosenbrock_by_nabla(const std::array<double, N>& x) {
     return nabla::grad(rosenbrock, x);
+}
+
+template <std::size_t N>
+[[gnu::noinline]] std::array<double, N>
+rosenbrock_by_nabla_forward(const std::array<double, N>& x) {
+    return nabla::grad(nabla::mode::forward, rosenbrock, x);
 }
 
 template <std::size_t N>
@@ -121,20 +129,23 @@ int race_rosenbrock(long calls) {
             points[p][i] = 0.5 + 0.01 * double((p * 7 + i) % 13);
     for (const auto& x : points) {
         const auto h = rosenbrock_by_hand(x);
-        if (!agree(h, rosenbrock_by_nabla(x)) || !agree(h, rosenbrock_by_jet(x)) ||
-            !agree(h, rosenbrock_by_eigen(x))) {
+        if (!agree(h, rosenbrock_by_nabla(x)) || !agree(h, rosenbrock_by_nabla_forward(x)) ||
+            !agree(h, rosenbrock_by_jet(x)) || !agree(h, rosenbrock_by_eigen(x))) {
             std::printf("Rosenbrock gradients differ (n = %zu)\n", N);
             return 1;
         }
     }
-    std::vector<nabla_bench::contender> c{{"hand-written gradient"},
-                                          {"nabla::grad (dual)"},
-                                          {"ceres::Jet"},
-                                          {"Eigen::AutoDiffScalar"}};
+    std::vector<nabla_bench::contender> c{
+        {"hand-written gradient"},
+        {N > 16 ? "nabla::grad (default: tape)" : "nabla::grad (default: dual)"},
+        {"nabla::grad(mode::forward)"},
+        {"ceres::Jet"},
+        {"Eigen::AutoDiffScalar"}};
     const auto at = [&](long i) -> const std::array<double, N>& { return points[i & 63]; };
     nabla_bench::race(
         c, calls, 9, [&](long i) { keep_gradient(rosenbrock_by_hand(at(i))); },
         [&](long i) { keep_gradient(rosenbrock_by_nabla(at(i))); },
+        [&](long i) { keep_gradient(rosenbrock_by_nabla_forward(at(i))); },
         [&](long i) { keep_gradient(rosenbrock_by_jet(at(i))); },
         [&](long i) { keep_gradient(rosenbrock_by_eigen(at(i))); });
     char title[96];
