@@ -428,8 +428,8 @@ NABLA_ALWAYS_INLINE void propagate_node(Builder& b,
     propagate_operands(b, out, e, adjoint, std::index_sequence_for<Operands...>{});
 }
 
-// Records e as one statement on the active tape and returns its index (0 when e reads no active
-// variable... which the caller cannot tell from the index alone, so it is passed back as a flag).
+// Records e as one statement on the active tape and returns the new statement's index (a
+// statement is recorded even when every variable e reads is passive: it then has no partials).
 template <class T, class E>
 NABLA_ALWAYS_INLINE tape_index record_statement(tape<T>* on, const E& e) {
     statement_builder<T, E> b{on};
