@@ -14,6 +14,7 @@ packages=(
     libeigen3-dev libceres-dev           # benchmark peers only (Eigen AutoDiffScalar, Ceres Jet,
     libadolc-dev libtrilinos-sacado-dev  #   ADOL-C, Sacado)
     python3 python3-mpmath               # generator scripts for reference values
+    valgrind                             # the tape and random-program tests under memcheck
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

@@ -5,7 +5,8 @@
 # run in build-gcc only. Then the sanitizer stage: the unit tests built with clang++ under
 # AddressSanitizer + UndefinedBehaviorSanitizer (LeakSanitizer included) in build-asan/, the
 # random-program tests (tests/fuzz/) too, and the threaded tests under ThreadSanitizer in
-# build-tsan/; any report fails the test.
+# build-tsan/; any report fails the test. Last, valgrind's memcheck on the tape tests and the
+# random programs of build-gcc.
 #
 # The last line of output is the total over both builds:
 #   N passed, N failed, N skipped
@@ -206,6 +207,29 @@ for build in "${sanitizer_builds[@]}"; do
     total_skipped=$((total_skipped + skipped))
     summaries+=("$dir ($sanitize): $passed passed, $failed failed, $skipped skipped; compiled in ${compile_seconds} s")
 done
+
+# Valgrind's memcheck on the tape tests and the random programs of the g++ build: no invalid
+# access, no leak (--errors-for-leak-kinds=definite,indirect,possible counts leaks as errors).
+echo
+echo "=== valgrind (build-gcc: [reverse] unit tests, random programs) ==="
+valgrind_ok=true
+for run in "tests/unit_tests [reverse]" "tests/fuzz_tests"; do
+    read -r program filter <<<"$run"
+    if [[ ! -x "build-gcc/$program" ]]; then
+        valgrind_ok=false
+        continue
+    fi
+    valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite,indirect,possible \
+        --error-exitcode=3 "build-gcc/$program" ${filter:+"$filter"} --reporter compact ||
+        valgrind_ok=false
+done
+if $valgrind_ok; then
+    total_passed=$((total_passed + 1))
+    summaries+=("valgrind (memcheck): 1 passed, 0 failed")
+else
+    total_failed=$((total_failed + 1))
+    summaries+=("valgrind (memcheck): 0 passed, 1 failed")
+fi
 
 echo
 echo "=== summary ==="
