@@ -36,6 +36,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "../config.hpp"
@@ -90,22 +91,18 @@ grown_capacity(std::size_t capacity, std::size_t needed, std::size_t limit) {
     return capacity < limit ? capacity : limit;
 }
 
-// A flat array that keeps its memory when cleared and grows by doubling, written through raw
-// pointers after one capacity check per statement. The limit on its size is checked only when
-// it grows.
-template <class U>
-class buffer {
+// Flat arrays of one length (a column per type) that keep their memory when cleared and grow
+// together by doubling, written through raw pointers after one capacity check per statement. The
+// limit on their length is checked only when they grow.
+template <class... Us>
+class columns {
 public:
-    buffer() = default;
-    buffer(const buffer&) = delete;
-    buffer& operator=(const buffer&) = delete;
+    columns() = default;
+    columns(const columns&) = delete;
+    columns& operator=(const columns&) = delete;
 
     std::size_t size() const { return size_; }
     std::size_t capacity() const { return capacity_; }
-    U* data() { return data_.get(); }
-    const U* data() const { return data_.get(); }
-    U& operator[](std::size_t i) { return data_[i]; }
-    const U& operator[](std::size_t i) const { return data_[i]; }
     void clear() { size_ = 0; }
     void limit(std::size_t n) { limit_ = n; }
 
@@ -114,79 +111,71 @@ public:
         if (size_ + n > capacity_) [[unlikely]]
             grow(size_ + n);
     }
-    NABLA_ALWAYS_INLINE void push(const U& u) {
-        reserve_more(1);
-        data_[size_++] = u;
+    // Counts n entries written past the end (after reserve_more) as appended.
+    NABLA_ALWAYS_INLINE void advance(std::size_t n) { size_ += n; }
+
+    template <std::size_t I>
+    NABLA_ALWAYS_INLINE auto* column() {
+        return std::get<I>(data_).get();
     }
-    // Sets every entry of the first n to `u` (n entries in all).
-    void assign(std::size_t n, const U& u) {
-        size_ = 0;
-        reserve_more(n);
-        for (std::size_t i = 0; i < n; ++i)
-            data_[i] = u;
-        size_ = n;
+    template <std::size_t I>
+    NABLA_ALWAYS_INLINE const auto* column() const {
+        return std::get<I>(data_).get();
     }
 
 private:
     [[gnu::noinline]] void grow(std::size_t needed) {
         const std::size_t capacity = grown_capacity(capacity_, needed, limit_);
-        std::unique_ptr<U[]> bigger(new U[capacity]);
-        for (std::size_t i = 0; i < size_; ++i)
-            bigger[i] = data_[i];
-        data_ = std::move(bigger);
+        std::apply([&](auto&... column) { (move_to_bigger(column, capacity), ...); }, data_);
         capacity_ = capacity;
     }
+    template <class U>
+    void move_to_bigger(std::unique_ptr<U[]>& column, std::size_t capacity) {
+        std::unique_ptr<U[]> bigger(new U[capacity]);
+        for (std::size_t i = 0; i < size_; ++i)
+            bigger[i] = column[i];
+        column = std::move(bigger);
+    }
 
-    std::unique_ptr<U[]> data_;
+    std::tuple<std::unique_ptr<Us[]>...> data_;
     std::size_t size_ = 0;
     std::size_t capacity_ = 0;
     std::size_t limit_ = tape_limit;
 };
 
+// One flat array (statement ends, adjoints).
+template <class U>
+class buffer : public columns<U> {
+public:
+    U* data() { return this->template column<0>(); }
+    const U* data() const { return this->template column<0>(); }
+    U& operator[](std::size_t i) { return data()[i]; }
+    const U& operator[](std::size_t i) const { return data()[i]; }
+
+    NABLA_ALWAYS_INLINE void push(const U& u) {
+        this->reserve_more(1);
+        data()[this->size()] = u;
+        this->advance(1);
+    }
+    // Sets every entry of the first n to `u` (n entries in all).
+    void assign(std::size_t n, const U& u) {
+        this->clear();
+        this->reserve_more(n);
+        for (std::size_t i = 0; i < n; ++i)
+            data()[i] = u;
+        this->advance(n);
+    }
+};
+
 // (operand index, partial) pairs as two flat arrays with one size and one capacity, so a
 // statement's pairs cost one capacity check and one size update.
 template <class T>
-class pair_buffer {
+class pair_buffer : public columns<tape_index, T> {
 public:
-    pair_buffer() = default;
-    pair_buffer(const pair_buffer&) = delete;
-    pair_buffer& operator=(const pair_buffer&) = delete;
-
-    std::size_t size() const { return size_; }
-    std::size_t capacity() const { return capacity_; }
-    tape_index* indices() { return indices_.get(); }
-    const tape_index* indices() const { return indices_.get(); }
-    T* partials() { return partials_.get(); }
-    const T* partials() const { return partials_.get(); }
-    void clear() { size_ = 0; }
-    void limit(std::size_t n) { limit_ = n; }
-
-    NABLA_ALWAYS_INLINE void reserve_more(std::size_t n) {
-        if (size_ + n > capacity_) [[unlikely]]
-            grow(size_ + n);
-    }
-    // Counts n pairs written past the end (after reserve_more) as appended.
-    NABLA_ALWAYS_INLINE void advance(std::size_t n) { size_ += n; }
-
-private:
-    [[gnu::noinline]] void grow(std::size_t needed) {
-        const std::size_t capacity = grown_capacity(capacity_, needed, limit_);
-        std::unique_ptr<tape_index[]> indices(new tape_index[capacity]);
-        std::unique_ptr<T[]> partials(new T[capacity]);
-        for (std::size_t i = 0; i < size_; ++i) {
-            indices[i] = indices_[i];
-            partials[i] = partials_[i];
-        }
-        indices_ = std::move(indices);
-        partials_ = std::move(partials);
-        capacity_ = capacity;
-    }
-
-    std::unique_ptr<tape_index[]> indices_;
-    std::unique_ptr<T[]> partials_;
-    std::size_t size_ = 0;
-    std::size_t capacity_ = 0;
-    std::size_t limit_ = tape_limit;
+    tape_index* indices() { return this->template column<0>(); }
+    const tape_index* indices() const { return this->template column<0>(); }
+    T* partials() { return this->template column<1>(); }
+    const T* partials() const { return this->template column<1>(); }
 };
 
 // Writes (operand index, partial) pairs at the end of a pair buffer through local pointers, so
