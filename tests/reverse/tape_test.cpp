@@ -286,6 +286,74 @@ TEST_CASE("tape: a tape's entry limit is a clear error", "[reverse][errors]") {
     CHECK(t.adjoint(x) == 4.0);
 }
 
+TEST_CASE("tape: inputs and adjoints of many variables at once", "[reverse]") {
+    const std::vector<double> q = cluster(12, 3);
+    tape<> one_by_one, at_once;
+    std::vector<var> a(q.size()), b(q.size());
+    std::vector<double> ga(q.size()), gb(q.size(), -1.0);
+    {
+        auto recording = one_by_one.record();
+        for (std::size_t i = 0; i < q.size(); ++i)
+            a[i] = one_by_one.input(q[i]);
+        one_by_one.gradient(lennard_jones(a));
+        for (std::size_t i = 0; i < q.size(); ++i)
+            ga[i] = one_by_one.adjoint(a[i]);
+    }
+    {
+        auto recording = at_once.record();
+        var before = at_once.input(7.0);  // the inputs need not be the first statements
+        at_once.inputs(q, b);
+        const var e = lennard_jones(b) + before;
+        at_once.gradient(e);
+        at_once.adjoints(b, gb);
+        CHECK(at_once.adjoint(before) == 1.0);
+    }
+    for (std::size_t i = 0; i < q.size(); ++i) {
+        CHECK(b[i].value == q[i]);
+        CHECK(b[i].index() == b[0].index() + i);
+        CHECK(gb[i] == ga[i]);  // the same statements, swept in the same order
+    }
+    CHECK(close_all(gb, lennard_jones_gradient(q), 1e-13));
+
+    // A constant among the variables has adjoint 0.
+    std::vector<var> mixed{b[0], var(3.0), b[1]};
+    std::vector<double> g(3);
+    at_once.adjoints(mixed, g);
+    CHECK(g == std::vector<double>{gb[0], 0.0, gb[1]});
+}
+
+TEST_CASE("tape: inputs and adjoints of many variables report misuse", "[reverse][errors]") {
+    tape<> t(100);
+    std::vector<double> values(5, 1.0), adjoints(4);
+    std::vector<var> x(4);
+    {
+        auto recording = t.record();
+        CHECK_THROWS_WITH(t.inputs(values, x), Catch::Contains("5 values for 4 variables"));
+        values.resize(4);
+        t.inputs(values, x);
+        CHECK_THROWS_WITH(t.adjoints(x, adjoints), Catch::Contains("adjoints() before a sweep"));
+        var y = x[0] * x[1] + x[2] * x[3];
+        t.gradient(y);
+        adjoints.resize(3);
+        CHECK_THROWS_WITH(t.adjoints(x, adjoints), Catch::Contains("3 values for 4 variables"));
+        adjoints.resize(4);
+        t.adjoints(x, adjoints);
+        CHECK(adjoints == std::vector<double>{1.0, 1.0, 1.0, 1.0});
+
+        // Past the tape's limit: an error, and nothing recorded.
+        const std::size_t statements = t.statements();
+        std::vector<double> many(100, 2.0);
+        std::vector<var> vars(100);
+        CHECK_THROWS_WITH(t.inputs(many, vars), Catch::Contains("the tape's limit"));
+        CHECK(t.statements() == statements);
+    }
+    // Variables of a cleared recording.
+    auto recording = t.record();
+    var z = t.input(1.0);
+    t.gradient(z);
+    CHECK_THROWS_WITH(t.adjoints(x, adjoints), Catch::Contains("from another recording"));
+}
+
 TEST_CASE("tape: an unused singular branch does not poison the gradient", "[reverse]") {
     tape<> t;
     auto recording = t.record();

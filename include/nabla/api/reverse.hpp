@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -78,6 +79,33 @@ active<R> as_active(const Y& y) {
         return active<R>(static_cast<R>(y));
 }
 
+// Records x's elements as new inputs of t, in the active container `inputs` of x's shape (all at
+// once where both are arrays of the tape's value type).
+template <class R, class Container, class Actives>
+void record_inputs(tape<R>& t, const Container& x, Actives& inputs) {
+    const std::size_t n = x.size();
+    if constexpr (std::is_same_v<typename Container::value_type, R> &&
+                  requires { x.data(), inputs.data(); }) {
+        t.inputs(std::span<const R>(x.data(), n), std::span<active<R>>(inputs.data(), n));
+    } else {
+        for (std::size_t k = 0; k < n; ++k)
+            element(inputs, k) = t.input(static_cast<R>(element(x, k)));
+    }
+}
+
+// The adjoints of the active container `inputs`, in g (of the same shape).
+template <class R, class Actives, class Container>
+void read_adjoints(const tape<R>& t, const Actives& inputs, Container& g) {
+    using T = typename Container::value_type;
+    const std::size_t n = inputs.size();
+    if constexpr (std::is_same_v<T, R> && requires { g.data(), inputs.data(); }) {
+        t.adjoints(std::span<const active<R>>(inputs.data(), n), std::span<R>(g.data(), n));
+    } else {
+        for (std::size_t k = 0; k < n; ++k)
+            element(g, k) = static_cast<T>(t.adjoint(element(inputs, k)));
+    }
+}
+
 template <class F, class... Args>
 auto reverse_value_and_grad(const F& f, const Args&... args) {
     using R = promoted<std::common_type_t<Args...>>;
@@ -111,14 +139,11 @@ auto reverse_value_and_grad_container(const F& f, const Container& x) {
         tape<R>& t = lent.get();
         auto recording = t.record();
         active_container inputs = container_traits<Container>::template make_like<active<R>>(x);
-        const std::size_t n = x.size();
-        for (std::size_t k = 0; k < n; ++k)
-            element(inputs, k) = t.input(static_cast<R>(element(x, k)));
+        record_inputs(t, x, inputs);
         const active<R> y = as_active<R>(f(std::as_const(inputs)));
         t.gradient(y);
         value = y.value;
-        for (std::size_t k = 0; k < n; ++k)
-            element(gradient, k) = static_cast<T>(t.adjoint(element(inputs, k)));
+        read_adjoints(t, inputs, gradient);
     }
     return value_with_gradient<R, Container>{value, gradient};
 }
@@ -153,9 +178,7 @@ public:
         }
         t.sweep();
         Container g = like_;
-        for (std::size_t k = 0; k < inputs_.size(); ++k)
-            detail::element(g, k) =
-                static_cast<typename Container::value_type>(t.adjoint(detail::element(inputs_, k)));
+        detail::read_adjoints(t, inputs_, g);
         return g;
     }
 
@@ -193,8 +216,7 @@ auto vjp(const F& f, const Container& x) {
     auto t = std::make_shared<tape<R>>();
     active_container inputs = detail::container_traits<Container>::template make_like<active<R>>(x);
     auto recording = t->record();
-    for (std::size_t k = 0; k < x.size(); ++k)
-        detail::element(inputs, k) = t->input(static_cast<R>(detail::element(x, k)));
+    detail::record_inputs(*t, x, inputs);
     using Y = std::remove_cvref_t<decltype(f(std::as_const(inputs)))>;
     if constexpr (detail::container_traits<Y>::supported) {
         // A container of active variables (or of expressions: each is recorded).

@@ -442,20 +442,37 @@ NABLA_ALWAYS_INLINE tape_index record_statement(tape<T>* on, const E& e) {
     return on->finish_statement();
 }
 
-// An expression with no active tape: every variable it reads must be passive.
+// Whether an expression reads an active variable or an active intermediate.
 template <class E>
-void check_passive(const E& e) {
-    if constexpr (is_active_v<E>) {
-        if (e.index() != 0)
-            throw_no_tape();
-    } else if constexpr (is_collapsed_v<E>) {
-        if (e.count != 0)
-            throw_tape_error("an active subexpression is used while no tape records");
-    } else if constexpr (is_named_v<E>) {
-        check_passive(e.node);
-    } else if constexpr (is_active_node_v<E>) {
-        std::apply([](const auto&... ops) { (check_passive(ops), ...); }, e.operands);
-    }
+NABLA_ALWAYS_INLINE constexpr bool reads_active(const E& e);
+template <class Rule, class T, class... Operands, std::size_t... I>
+NABLA_ALWAYS_INLINE constexpr bool operands_read_active(const active_node<Rule, T, Operands...>& e,
+                                                        std::index_sequence<I...>) {
+    return (reads_active(std::get<I>(e.operands)) || ... || false);
+}
+template <class E>
+NABLA_ALWAYS_INLINE constexpr bool reads_active(const E& e) {
+    if constexpr (is_active_v<E>)
+        return e.index() != 0;
+    else if constexpr (is_collapsed_v<E>)
+        return e.count != 0;
+    else if constexpr (is_named_v<E>)
+        return reads_active(e.node);
+    else if constexpr (is_active_node_v<E>)
+        return operands_read_active(
+            e, std::make_index_sequence<
+                   std::tuple_size_v<std::remove_cvref_t<decltype(e.operands)>>>{});
+    else
+        return false;
+}
+
+// An expression with no active tape: every variable it reads must be passive. (Forced inline,
+// reading values only: a call that took the expression's address, even on this cold path, would
+// keep the expression in memory on the hot path too, several times slower.)
+template <class E>
+NABLA_ALWAYS_INLINE void check_passive(const E& e) {
+    if (reads_active(e)) [[unlikely]]
+        throw_no_tape();
 }
 
 // The collapsed form of a named node: its partials in the scratch memory, made once.
@@ -615,9 +632,12 @@ public:
 
     // Assigning an expression records one statement.
     template <detail::ActiveExpression E>
-    requires std::is_same_v<detail::active_value_t<E>, T> active(const E& e) { assign(e); }
+    requires std::is_same_v<detail::active_value_t<E>, T> NABLA_ALWAYS_INLINE active(const E& e) {
+        assign(e);
+    }
     template <detail::ActiveExpression E>
-    requires std::is_same_v<detail::active_value_t<E>, T> active& operator=(const E& e) {
+    requires std::is_same_v<detail::active_value_t<E>, T> NABLA_ALWAYS_INLINE active&
+    operator=(const E& e) {
         assign(e);
         return *this;
     }
@@ -631,19 +651,19 @@ public:
     }
 
     template <class E>
-    requires detail::ActivePair<active&, E> active& operator+=(E&& e) {
+    requires detail::ActivePair<active&, E> NABLA_ALWAYS_INLINE active& operator+=(E&& e) {
         return *this = detail::make_binary<rules::add_rule>(*this, std::forward<E>(e));
     }
     template <class E>
-    requires detail::ActivePair<active&, E> active& operator-=(E&& e) {
+    requires detail::ActivePair<active&, E> NABLA_ALWAYS_INLINE active& operator-=(E&& e) {
         return *this = detail::make_binary<rules::sub_rule>(*this, std::forward<E>(e));
     }
     template <class E>
-    requires detail::ActivePair<active&, E> active& operator*=(E&& e) {
+    requires detail::ActivePair<active&, E> NABLA_ALWAYS_INLINE active& operator*=(E&& e) {
         return *this = detail::make_binary<rules::mul_rule>(*this, std::forward<E>(e));
     }
     template <class E>
-    requires detail::ActivePair<active&, E> active& operator/=(E&& e) {
+    requires detail::ActivePair<active&, E> NABLA_ALWAYS_INLINE active& operator/=(E&& e) {
         return *this = detail::make_binary<rules::div_rule>(*this, std::forward<E>(e));
     }
 
@@ -698,6 +718,49 @@ private:
 template <class T>
 NABLA_ALWAYS_INLINE active<T> tape<T>::input(const T& value) {
     return active<T>(value, finish_statement(), generation_);
+}
+
+namespace detail {
+inline void check_sizes(const char* what, std::size_t values, std::size_t variables) {
+    if (values != variables)
+        throw_tape_error(std::string(what) + ": " + std::to_string(values) + " values for " +
+                         std::to_string(variables) +
+                         " variables (the two spans must have one "
+                         "size)");
+}
+}  // namespace detail
+
+template <class T>
+void tape<T>::inputs(std::span<const T> values, std::span<active<T>> variables) {
+    detail::check_sizes("tape::inputs(values, variables)", values.size(), variables.size());
+    const std::size_t n = values.size();
+    const std::size_t first = ends_.size();
+    ends_.reserve_more(n);
+    detail::tape_index* const end = ends_.data() + first;
+    const auto pairs_end = static_cast<detail::tape_index>(pairs_.size());
+    const std::uint32_t generation = generation_;
+    for (std::size_t k = 0; k < n; ++k) {
+        end[k] = pairs_end;
+        variables[k] = active<T>(values[k], static_cast<detail::tape_index>(first + k), generation);
+    }
+    ends_.advance(n);
+}
+
+template <class T>
+void tape<T>::adjoints(std::span<const active<T>> variables, std::span<T> adjoints) const {
+    detail::check_sizes("tape::adjoints(variables, adjoints)", adjoints.size(), variables.size());
+    if (adjoints_.size() != ends_.size())
+        detail::throw_tape_error("adjoints() before a sweep: call gradient(output), or "
+                                 "zero_adjoints(), seed() and sweep()");
+    const T* const adjoint_of = adjoints_.data();
+    const std::uint32_t generation = generation_;
+    for (std::size_t k = 0; k < variables.size(); ++k) {
+        const active<T>& v = variables[k];
+        if (v.generation() != generation) [[unlikely]]
+            adjoints[k] = adjoint(v);  // a constant (0), or stale: throws
+        else
+            adjoints[k] = adjoint_of[v.index()];
+    }
 }
 
 template <class T>

@@ -34,6 +34,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -280,6 +281,9 @@ public:
 
     // A new independent variable with the given value, recorded as a statement without operands.
     active<T> input(const T& value);
+    // n new independent variables at once: variables[k] = input(values[k]) for every k, with one
+    // capacity check for all of them (the spans have one size, or it is a tape_error).
+    void inputs(std::span<const T> values, std::span<active<T>> variables);
 
     // The number of statements recorded (the passive slot included) and of partials.
     std::size_t statements() const { return ends_.size(); }
@@ -302,6 +306,9 @@ public:
     void zero_adjoints() { adjoints_.assign(ends_.size(), T(0)); }
     void seed(const active<T>& v, const T& adjoint = T(1));
     T adjoint(const active<T>& v) const;
+    // The adjoints of n variables at once: adjoints[k] = adjoint(variables[k]) for every k, with
+    // the checks adjoint() makes (the spans have one size, or it is a tape_error).
+    void adjoints(std::span<const active<T>> variables, std::span<T> adjoints) const;
     // The reverse sweep over every statement, last to first. A custom operation (reverse/
     // custom.hpp) is one entry whose pullback runs once the adjoints of its outputs are complete.
     void sweep() {
