@@ -286,6 +286,52 @@ TEST_CASE("tape: a tape's entry limit is a clear error", "[reverse][errors]") {
     CHECK(t.adjoint(x) == 4.0);
 }
 
+TEST_CASE("tape: an accumulation keeps its partial 1 as a bit, not a pair", "[reverse]") {
+    tape<> t;
+    auto recording = t.record();
+    std::vector<var> x;
+    for (double v : {1.5, -2.0, 0.5, 3.0})
+        x.push_back(t.input(v));
+    var s = x[0] * x[1];  // 2 pairs
+    const std::size_t pairs = t.partials();
+    s += x[2] * x[3];     // s is the statement just recorded: 2 pairs, no pair for s
+    s -= sin(x[0]);       // 1
+    s = x[1] * x[2] + s;  // the accumulated variable second: 2
+    var copy = s;
+    copy += 2.0;            // a copy of the last statement, and a constant: no pair at all
+    s = copy - 1.0 * x[3];  // 1
+    CHECK(t.partials() == pairs + 6);
+    // With two variables, the first is the one that may accumulate: x[0] is not the statement
+    // just recorded, so both have a pair.
+    var other = x[0] + s;
+    CHECK(t.partials() == pairs + 8);
+    var f = other * other;
+    t.gradient(f);
+    // f = (x0 + x0 x1 + x2 x3 - sin x0 + x1 x2 + 2 - x3)^2
+    const double u = 1.5 + 1.5 * -2.0 + 0.5 * 3.0 - std::sin(1.5) + -2.0 * 0.5 + 2.0 - 3.0;
+    CHECK(f.value == Approx(u * u).epsilon(1e-15));
+    CHECK(t.adjoint(x[0]) == Approx(2 * u * (1.0 - 2.0 - std::cos(1.5))).epsilon(1e-15));
+    CHECK(t.adjoint(x[1]) == Approx(2 * u * (1.5 + 0.5)).epsilon(1e-15));
+    CHECK(t.adjoint(x[2]) == Approx(2 * u * (3.0 - 2.0)).epsilon(1e-15));
+    CHECK(t.adjoint(x[3]) == Approx(2 * u * (0.5 - 1.0)).epsilon(1e-15));
+}
+
+TEST_CASE("tape: an accumulation before the tape's first partial", "[reverse]") {
+    // The sweep skips the leading statements without operands; an accumulation onto an input
+    // before any partial is recorded keeps its pair, so it is not taken for one of them.
+    tape<> t;
+    auto recording = t.record();
+    const var input = t.input(1.0);
+    var s = input;
+    s += 2.0;
+    CHECK(t.partials() == 1);
+    var y = t.input(5.0);
+    var f = s * y;
+    t.gradient(f);
+    CHECK(t.adjoint(y) == 3.0);
+    CHECK(t.adjoint(input) == 5.0);
+}
+
 TEST_CASE("tape: inputs and adjoints of many variables at once", "[reverse]") {
     const std::vector<double> q = cluster(12, 3);
     tape<> one_by_one, at_once;

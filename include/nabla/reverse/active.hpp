@@ -428,18 +428,44 @@ NABLA_ALWAYS_INLINE void propagate_node(Builder& b,
     propagate_operands(b, out, e, adjoint, std::index_sequence_for<Operands...>{});
 }
 
+// Which operand of E is an active variable that E adds with partial 1 (v + e, e + v, v - e):
+// 0 or 1, or -1 when there is none.
+template <class E>
+inline constexpr int accumulated_operand = -1;
+template <class T, class A, class B>
+inline constexpr int accumulated_operand<active_node<rules::add_rule, T, A, B>> =
+    is_active_v<A> ? 0 : (is_active_v<B> ? 1 : -1);
+template <class T, class A, class B>
+inline constexpr int accumulated_operand<active_node<rules::sub_rule, T, A, B>> =
+    is_active_v<A> ? 0 : -1;
+
 // Records e as one statement on the active tape and returns the new statement's index (a
 // statement is recorded even when every variable e reads is passive: it then has no partials).
+// An accumulation, sum + e with sum the statement recorded just before (sum += e), keeps sum's
+// partial 1 as a bit of the statement's end instead of a pair.
 template <class T, class E>
 NABLA_ALWAYS_INLINE tape_index record_statement(tape<T>* on, const E& e) {
     statement_builder<T, E> b{on};
     cursor<T> out = on->statement_cursor();
     out.open(leaf_count<E>);
-    propagate(b, out, e, T(1));
+    bool accumulates = false;
+    if constexpr (accumulated_operand<E> >= 0) {
+        constexpr std::size_t k = accumulated_operand<E>;
+        const active<T>& sum = std::get<k>(e.operands);
+        // (Not before the tape's first pair: the statements before it have an end of 0, and the
+        // sweep skips them.)
+        accumulates = sum.index() == on->last_statement() && sum.generation() == b.generation &&
+                      on->pairs_size() != 0;
+        if (!accumulates)
+            propagate_operand<k>(b, out, e, T(1));
+        propagate_operand<1 - k>(b, out, e, T(1));
+    } else {
+        propagate(b, out, e, T(1));
+    }
     b.expand_named(out);
     b.expand(out);
     out.close();
-    return on->finish_statement();
+    return on->finish_statement(accumulates);
 }
 
 // Whether an expression reads an active variable or an active intermediate.
@@ -596,6 +622,7 @@ template <class Rule, class T, class... Operands>
 struct active_node {
     // Whether this node, named, is held by copy under a name (a small intermediate) or collapsed.
     static constexpr bool held_by_copy = detail::held_by_copy<Operands...>;
+    using rule = Rule;
 
     T value;
     std::tuple<Operands...> operands;

@@ -16,8 +16,10 @@
 //
 //   a = adjoint[s];  if (a != 0) for each operand k of s:  adjoint[op[k]] += d[k] * a
 //
-// A statement whose adjoint is zero is skipped, so an infinite partial off the path to the output
-// never turns into NaN (the strong structural zero of docs/conventions.md).
+// A statement that accumulates (sum += x * y, with sum the statement recorded just before it)
+// marks that with a bit of its end instead of storing the pair (sum, 1): the sweep adds a to
+// sum's adjoint first. A statement whose adjoint is zero is skipped, so an infinite partial off the
+// path to the output never turns into NaN (the strong structural zero of docs/conventions.md).
 //
 // Variable 0 is the passive slot: constants have index 0 and are never recorded. Each recording
 // has a generation, a number no other recording of any tape has; every active variable carries
@@ -59,8 +61,15 @@ namespace detail {
 
 using tape_index = std::uint32_t;
 
-// The most statements (and partials) one recording can hold: indices are 32-bit.
+// The most statements one recording can hold: indices are 32-bit.
 inline constexpr std::size_t tape_limit = std::numeric_limits<tape_index>::max() - 1;
+
+// The top bit of a statement's end marks an accumulation (sum += ...): the statement adds the
+// statement recorded just before it with partial 1, kept as this bit instead of an (operand,
+// partial) pair. So the partials of one recording are at most 2^31 - 1.
+inline constexpr tape_index accumulates_bit = tape_index(1) << 31;
+inline constexpr tape_index end_mask = accumulates_bit - 1;
+inline constexpr std::size_t partial_limit = end_mask;
 
 // A fresh generation, never 0 (0 marks a passive variable) and never repeated within 2^32
 // recordings across all tapes and threads.
@@ -84,8 +93,9 @@ inline constinit thread_local tape<T>* active_tape = nullptr;
 grown_capacity(std::size_t capacity, std::size_t needed, std::size_t limit) {
     if (needed > limit)
         throw_tape_error("this recording needs more than " + std::to_string(limit) +
-                         " statements or partials, the tape's limit (at most 2^32 - 2: indices "
-                         "are 32-bit; a smaller one is set by tape(max_entries))");
+                         " statements or partials, the tape's limit (at most 2^32 - 2 "
+                         "statements and 2^31 - 1 partials: indices are 32-bit; a smaller one is "
+                         "set by tape(max_entries))");
     capacity = capacity < 65536 ? 65536 : capacity;
     while (capacity < needed)
         capacity *= 2;
@@ -220,14 +230,19 @@ class active;
 template <class T = double>
 class tape {
 public:
-    tape() { clear(); }
+    tape() {
+        pairs_.limit(detail::partial_limit);
+        clear();
+    }
     // A tape that holds at most max_entries statements, and at most max_entries partials (on the
     // tape, and of named subexpressions): a recording that needs more is a tape_error, not an
-    // exhausted machine. The limit cannot exceed 2^32 - 2 (indices are 32-bit), the default.
+    // exhausted machine. The limit cannot exceed the default, 2^32 - 2 statements and 2^31 - 1
+    // partials on the tape (indices are 32-bit; the top bit of a statement's end marks an
+    // accumulation).
     explicit tape(std::size_t max_entries) {
         const std::size_t limit =
             max_entries < detail::tape_limit ? max_entries : detail::tape_limit;
-        pairs_.limit(limit);
+        pairs_.limit(limit < detail::partial_limit ? limit : detail::partial_limit);
         ends_.limit(limit);
         adjoints_.limit(limit);
         scratch_.limit(limit);
@@ -322,8 +337,9 @@ public:
             s = c->first_output - 1;  // the outputs themselves have no operands
         }
         // The statements recorded before the first one with operands (the inputs, usually) have
-        // nothing to propagate: the sweep stops above them. (Statement ends never decrease, so
-        // they are the statements whose end is 0.)
+        // nothing to propagate: the sweep stops above them. (They are the statements whose end is
+        // 0: ends without their accumulation bit never decrease, and no statement accumulates
+        // before the tape's first pair.)
         const detail::tape_index* end = ends_.data();
         const std::size_t leading_inputs =
             static_cast<std::size_t>(std::upper_bound(end, end + ends_.size(), 0u) - end) - 1;
@@ -344,13 +360,21 @@ public:
     // Where the partials of the statement being recorded, and of a collapsed intermediate, go.
     NABLA_ALWAYS_INLINE detail::cursor<T> statement_cursor() { return {pairs_}; }
     NABLA_ALWAYS_INLINE detail::cursor<T> scratch_cursor() { return {scratch_}; }
-    // Ends the statement whose pairs were written last; its index. (Sizes never pass the limit,
-    // which the buffers check when they grow.)
-    NABLA_ALWAYS_INLINE detail::tape_index finish_statement() {
+    // Ends the statement whose pairs were written last; its index. An accumulation also adds the
+    // statement before it with partial 1 (and comes after the tape's first pair). (Sizes never
+    // pass the limit, which the buffers check when they grow.)
+    NABLA_ALWAYS_INLINE detail::tape_index finish_statement(bool accumulates = false) {
         const std::size_t s = ends_.size();
-        ends_.push(static_cast<detail::tape_index>(pairs_.size()));
+        ends_.push(static_cast<detail::tape_index>(pairs_.size()) |
+                   (accumulates ? detail::accumulates_bit : 0));
         return static_cast<detail::tape_index>(s);
     }
+    // The index of the statement recorded last (0, the passive slot, when there is none) and the
+    // number of pairs recorded.
+    NABLA_ALWAYS_INLINE detail::tape_index last_statement() const {
+        return static_cast<detail::tape_index>(ends_.size() - 1);
+    }
+    NABLA_ALWAYS_INLINE std::size_t pairs_size() const { return pairs_.size(); }
     detail::pair_buffer<T>& scratch() { return scratch_; }
 
     [[noreturn]] void stale() const {
@@ -373,7 +397,8 @@ private:
     // Statements s, s - 1, ..., last + 1. The adjoint of the statement just before the one being
     // swept (an accumulator: sum += ...) is kept in a register, loaded before and stored after,
     // which takes a store and a reload off the chain of dependent steps; the adjoints come out
-    // the same, added in the same order.
+    // the same, added in the same order. An accumulation adds its adjoint to it first, as the
+    // pair (previous, 1) it stands for would.
     void sweep_down_to(std::size_t s, std::size_t last) {
         T* const adjoint = adjoints_.data();
         const detail::tape_index* const operand = pairs_.indices();
@@ -384,8 +409,12 @@ private:
             const detail::tape_index previous = static_cast<detail::tape_index>(s - 1);
             T next = adjoint[previous];
             adjoint[s] = a;
+            const detail::tape_index stop = end[s];
             if (!detail::exactly_zero(a)) {
-                for (detail::tape_index k = end[previous]; k < end[s]; ++k) {
+                if (stop & detail::accumulates_bit)
+                    next += a;
+                for (detail::tape_index k = end[previous] & detail::end_mask;
+                     k < (stop & detail::end_mask); ++k) {
                     const T c = partial[k] * a;
                     if (operand[k] == previous)
                         next += c;
