@@ -117,6 +117,25 @@ constexpr std::array<T, N> unit_vector() {
     e[I] = T(1);
     return e;
 }
+// The same as a constant in memory, so that a vector load reads it whole.
+template <std::size_t I, class T, std::size_t N>
+inline constexpr std::array<T, N> unit = unit_vector<I, T, N>();
+
+// f at the arguments, each seeded with its unit direction (a plain pack expansion: no tuple, no
+// lambda).
+template <class R, class D, class F, std::size_t... I, class... Args>
+NABLA_ALWAYS_INLINE constexpr auto
+call_seeded(const F& f, std::index_sequence<I...>, const Args&... args) {
+    return f(D(static_cast<R>(args), unit<I, R, sizeof...(Args)>)...);
+}
+
+// The value and gradient in a dual number, the gradient copied element by element (a copy of the
+// whole tangent array sent it through memory: 0.5 ns of the seed function's 17).
+template <class R, class D, std::size_t... I>
+NABLA_ALWAYS_INLINE constexpr value_and_gradient<R, sizeof...(I)>
+result_of(const D& y, std::index_sequence<I...>) {
+    return {y.value, {y.tangent[I]...}};
+}
 
 template <class F, class... Args>
 NABLA_ALWAYS_INLINE constexpr auto forward_value_and_grad(const F& f, const Args&... args) {
@@ -127,13 +146,11 @@ NABLA_ALWAYS_INLINE constexpr auto forward_value_and_grad(const F& f, const Args
     if constexpr (!std::is_invocable_v<const F&, decltype((void)args, D{})...>) {
         return value_and_gradient<R, n>{};
     } else {
-        const auto seeded = [&]<std::size_t... I>(std::index_sequence<I...>) {
-            return std::tuple{D(static_cast<R>(args), unit_vector<I, R, n>())...};
-        }
-        (std::index_sequence_for<Args...>{});
-        const auto y = std::apply(f, seeded);
-        const auto [value, tangent] = split_result<R, D>(y);
-        return value_and_gradient<R, n>{value, tangent};
+        const auto y = call_seeded<R, D>(f, std::index_sequence_for<Args...>{}, args...);
+        if constexpr (std::is_same_v<std::remove_cvref_t<decltype(y)>, D>)
+            return result_of<R>(y, std::index_sequence_for<Args...>{});
+        else
+            return value_and_gradient<R, n>{static_cast<R>(y), {}};
     }
 }
 

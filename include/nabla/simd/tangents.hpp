@@ -1,8 +1,9 @@
 #pragma once
 // The tangent updates of dual numbers as xsimd batches: out = p * x and out = pa * a + pb * b over
-// std::array<T, N>, a batch at a time with a scalar tail. The batch width is xsimd's default
-// architecture for the compile flags (2 doubles with the x86-64 baseline, 8 with -march=native on
-// an AVX-512 machine). Define NABLA_NO_SIMD to use plain loops (the benchmark's "SIMD off").
+// std::array<T, N>, a batch at a time with a scalar tail (for at least two batches' worth). The
+// batch width is xsimd's default architecture for the compile flags (2 doubles with the x86-64
+// baseline, 8 with -march=native on an AVX-512 machine). Define NABLA_NO_SIMD to use plain loops
+// (the benchmark's "SIMD off").
 
 #include <array>
 #include <cstddef>
@@ -22,12 +23,28 @@ namespace nabla::simd {
 template <class T>
 inline constexpr bool vectorisable = std::is_same_v<T, double> || std::is_same_v<T, float>;
 
+#if NABLA_SIMD_TANGENTS
+// Whether N tangents of type T go in batches: at least two whole batches. Fewer go in plain
+// loops, which the compiler keeps as scalars: with one batch of two (the seed function's two
+// directions), packing each factor into a batch cost 3% of the whole gradient, and three
+// directions, one batch and a scalar, were 1.5x slower than plain loops.
+template <class T, std::size_t N>
+consteval bool batches_pay() {
+    if constexpr (vectorisable<T>)
+        return N >= 2 * xsimd::batch<T>::size;
+    else
+        return false;
+}
+template <class T, std::size_t N>
+inline constexpr bool in_batches = batches_pay<T, N>();
+#endif
+
 template <class T, std::size_t N>
 NABLA_ALWAYS_INLINE constexpr void
 scale(std::array<T, N>& out, const T& p, const std::array<T, N>& x) {
     std::size_t i = 0;
 #if NABLA_SIMD_TANGENTS
-    if constexpr (vectorisable<T>) {
+    if constexpr (in_batches<T, N>) {
         if (!std::is_constant_evaluated()) {
             using batch = xsimd::batch<T>;
             const batch factor(p);
@@ -48,7 +65,7 @@ NABLA_ALWAYS_INLINE constexpr void combine(std::array<T, N>& out,
                                            const std::array<T, N>& b) {
     std::size_t i = 0;
 #if NABLA_SIMD_TANGENTS
-    if constexpr (vectorisable<T>) {
+    if constexpr (in_batches<T, N>) {
         if (!std::is_constant_evaluated()) {
             using batch = xsimd::batch<T>;
             const batch fa(pa), fb(pb);
