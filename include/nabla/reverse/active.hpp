@@ -222,9 +222,37 @@ NABLA_ALWAYS_INLINE std::uint64_t new_name() {
     return next_name++;
 }
 
-template <class Builder, class T, class E>
+// Where a subexpression's collapsed and named operands go in the statement builder's arrays: the
+// numbers of collapsed and named operands before it in the statement, known from the types. (So
+// every index into those arrays is a constant, and the arrays stay in registers.)
+template <std::size_t Slot, std::size_t Name>
+struct position {
+    static constexpr std::size_t slot = Slot;
+    static constexpr std::size_t name = Name;
+};
+using first_position = position<0, 0>;
+
+// The collapsed and named operands of the first I of Operands.
+template <std::size_t I, class... Operands>
+constexpr std::size_t slots_before() {
+    std::size_t n = 0, j = 0;
+    ((n += j++ < I ? collapsed_count<Operands> : 0), ...);
+    return n;
+}
+template <std::size_t I, class... Operands>
+constexpr std::size_t names_before() {
+    std::size_t n = 0, j = 0;
+    ((n += j++ < I ? named_list_t<Operands>::size : 0), ...);
+    return n;
+}
+// The position of operand I of a node at position P.
+template <class P, std::size_t I, class... Operands>
+using operand_position =
+    position<P::slot + slots_before<I, Operands...>(), P::name + names_before<I, Operands...>()>;
+
+template <class P, class Builder, class T, class E>
 void propagate(Builder& b, cursor<T>& out, const E& e, const T& adjoint);
-template <class Builder, class T, class Rule, class... Operands>
+template <class P, class Builder, class T, class Rule, class... Operands>
 void propagate_node(Builder& b,
                     cursor<T>& out,
                     const active_node<Rule, T, Operands...>& e,
@@ -241,21 +269,20 @@ struct statement_builder {
 
     tape<T>* on;
     std::uint32_t generation = on->generation();
-    // The named intermediates met, in order: where, their names, their adjoints.
+    // The named intermediates, in the order of the expression: where, their names, their
+    // adjoints.
     std::array<const void*, Names> name_at{};
     std::array<std::uint64_t, Names> name_of{};
     std::array<T, Names> name_adjoints{};
     std::array<bool, Names> name_leads{};
-    std::size_t names_met = 0;
-    // The collapsed operands met, in order: where their partials are, how many, their
-    // adjoints. One with no partials (every variable it read was passive) gets a begin no other
-    // has: its offset is also where the next intermediate's partials begin.
+    // The collapsed operands, in the order of the expression: where their partials are, how
+    // many, their adjoints. One with no partials (every variable it read was passive) gets a begin
+    // no other has: its offset is also where the next intermediate's partials begin.
     static constexpr tape_index no_partials = std::numeric_limits<tape_index>::max();
     std::array<tape_index, Slots> begins{};
     std::array<tape_index, Slots> counts{};
     std::array<T, Slots> adjoints{};
     std::array<bool, Slots> leads{};
-    std::size_t used = 0;
 
     NABLA_ALWAYS_INLINE void leaf(cursor<T>& out, const active<T>& v, const T& adjoint) {
         if (v.generation() == generation) [[likely]]
@@ -264,26 +291,23 @@ struct statement_builder {
             on->check(v.generation(), v.index());  // passive: nothing to record
     }
 
+    // The collapsed operand at slot S.
+    template <std::size_t S>
     NABLA_ALWAYS_INLINE void shared(const collapsed<T>& c, const T& adjoint) {
         if (c.generation != generation) [[unlikely]]
             on->check(c.generation, c.count == 0 ? 0 : 1);  // passive, or a stale one: throws
-        if constexpr (Slots > 0) {
-            const bool any = c.count != 0 && c.generation == generation;
-            begins[used] = any ? c.begin : no_partials;
-            counts[used] = any ? c.count : 0;
-            adjoints[used] = adjoint * c.scale;
-            ++used;
-        }
+        const bool any = c.count != 0 && c.generation == generation;
+        std::get<S>(begins) = any ? c.begin : no_partials;
+        std::get<S>(counts) = any ? c.count : 0;
+        std::get<S>(adjoints) = adjoint * c.scale;
     }
 
-    template <class Node>
+    // The named operand at place K.
+    template <std::size_t K, class Node>
     NABLA_ALWAYS_INLINE void named_operand(const named<Node>& n, const T& adjoint) {
-        if constexpr (Names > 0) {
-            name_at[names_met] = &n;
-            name_of[names_met] = n.node.cache;
-            name_adjoints[names_met] = adjoint;
-            ++names_met;
-        }
+        std::get<K>(name_at) = &n;
+        std::get<K>(name_of) = n.node.cache;
+        std::get<K>(name_adjoints) = adjoint;
     }
 
     // Adds the adjoint of the K-th named operand to the J-th's when both are the same
@@ -307,7 +331,8 @@ struct statement_builder {
     NABLA_ALWAYS_INLINE void expand_one(cursor<T>& out) {
         using N = typename list_element<names, K>::type;
         if (name_leads[K])
-            propagate_node(*this, out, static_cast<const N*>(name_at[K])->node, name_adjoints[K]);
+            propagate_node<first_position>(*this, out, static_cast<const N*>(name_at[K])->node,
+                                           name_adjoints[K]);
     }
     template <std::size_t... K>
     NABLA_ALWAYS_INLINE void expand_named(cursor<T>& out, std::index_sequence<K...>) {
@@ -340,22 +365,53 @@ struct statement_builder {
         else
             return 0;
     }
-    // After merge_collapsed: the one collapsed operand with partials, if there is exactly one
-    // (Slots otherwise).
-    NABLA_ALWAYS_INLINE std::size_t single_collapsed() const {
-        std::size_t found = Slots;
-        for (std::size_t k = 0; k < Slots; ++k) {
-            if (leads[k] && counts[k] != 0) {
-                if (found != Slots)
-                    return Slots;
-                found = k;
-            }
+    // After merge_collapsed: the one collapsed operand with partials, if there is exactly one.
+    struct single {
+        bool found;
+        tape_index begin;
+        tape_index count;
+        T adjoint;
+    };
+    template <std::size_t K>
+    NABLA_ALWAYS_INLINE void note_single(single& one, std::size_t& with_partials) const {
+        if (std::get<K>(leads) && std::get<K>(counts) != 0) {
+            ++with_partials;
+            one = single{true, std::get<K>(begins), std::get<K>(counts), std::get<K>(adjoints)};
         }
-        return found;
+    }
+    template <std::size_t... K>
+    NABLA_ALWAYS_INLINE single single_collapsed(std::index_sequence<K...>) const {
+        single one{false, 0, 0, T(0)};
+        std::size_t with_partials = 0;
+        (note_single<K>(one, with_partials), ...);
+        one.found = with_partials == 1;
+        return one;
+    }
+    NABLA_ALWAYS_INLINE single single_collapsed() const {
+        return single_collapsed(std::make_index_sequence<Slots>{});
     }
 
     // Writes the merged collapsed operands' partials, times their adjoints, after the leaves.
     NABLA_ALWAYS_INLINE void expand(cursor<T>& out) { write_collapsed(out, merge_collapsed()); }
+    // The K-th collapsed operand's partials, unless it was merged into an earlier one. (Every
+    // index into the builder's arrays is a constant: a loop over them kept them in memory.)
+    template <std::size_t K>
+    NABLA_ALWAYS_INLINE void write_one(cursor<T>& out, const tape_index* index, const T* partial) {
+        if (!std::get<K>(leads))
+            return;
+        const T a = std::get<K>(adjoints);
+        const tape_index begin = std::get<K>(begins);
+        const tape_index end = begin + std::get<K>(counts);
+        for (tape_index i = begin; i < end; ++i)
+            out.push(index[i], partial[i] * a);
+    }
+    template <std::size_t... K>
+    NABLA_ALWAYS_INLINE void write_all(cursor<T>& out,
+                                       const tape_index* index,
+                                       const T* partial,
+                                       std::index_sequence<K...>) {
+        (write_one<K>(out, index, partial), ...);
+    }
     // The same after merge_collapsed, which gave `total`.
     NABLA_ALWAYS_INLINE void write_collapsed(cursor<T>& out, std::size_t total) {
         if constexpr (Slots > 0) {
@@ -363,30 +419,24 @@ struct statement_builder {
                 return;
             out.close();
             out.open(total);
-            const tape_index* index = on->scratch().indices();
-            const T* partial = on->scratch().partials();
-            for (std::size_t k = 0; k < Slots; ++k) {
-                if (!leads[k])
-                    continue;
-                const T a = adjoints[k];
-                for (tape_index i = begins[k]; i < begins[k] + counts[k]; ++i)
-                    out.push(index[i], partial[i] * a);
-            }
+            write_all(out, on->scratch().indices(), on->scratch().partials(),
+                      std::make_index_sequence<Slots>{});
         }
     }
 };
 
-// The partials of a statement, multiplied along the expression down to its leaves.
-template <class Builder, class T, class E>
+// The partials of a statement, multiplied along the expression down to its leaves; P is where e
+// is in the statement.
+template <class P, class Builder, class T, class E>
 NABLA_ALWAYS_INLINE void propagate(Builder& b, cursor<T>& out, const E& e, const T& adjoint) {
     if constexpr (is_active_v<E>) {
         b.leaf(out, e, adjoint);
     } else if constexpr (is_collapsed_v<E>) {
-        b.shared(e, adjoint);
+        b.template shared<P::slot>(e, adjoint);
     } else if constexpr (is_named_v<E>) {
-        b.named_operand(e, adjoint);
+        b.template named_operand<P::name>(e, adjoint);
     } else if constexpr (is_active_node_v<E>) {
-        propagate_node(b, out, e, adjoint);
+        propagate_node<P>(b, out, e, adjoint);
     }
     // constants: nothing
 }
@@ -400,32 +450,33 @@ NABLA_ALWAYS_INLINE T node_partial(const active_node<Rule, T, Operands...>& e,
     return to_number<T>(Rule::template partial<J>(e.value, value_of(std::get<K>(e.operands))...));
 }
 
-template <std::size_t I, class Builder, class T, class Rule, class... Operands>
+template <std::size_t I, class P, class Builder, class T, class Rule, class... Operands>
 NABLA_ALWAYS_INLINE void propagate_operand(Builder& b,
                                            cursor<T>& out,
                                            const active_node<Rule, T, Operands...>& e,
                                            const T& adjoint) {
     using Op = std::tuple_element_t<I, std::tuple<Operands...>>;
     if constexpr (ActiveOperand<Op>)
-        propagate(b, out, std::get<I>(e.operands),
-                  node_partial<I>(e, std::index_sequence_for<Operands...>{}) * adjoint);
+        propagate<operand_position<P, I, Operands...>>(
+            b, out, std::get<I>(e.operands),
+            node_partial<I>(e, std::index_sequence_for<Operands...>{}) * adjoint);
 }
 
-template <class Builder, class T, class Rule, class... Operands, std::size_t... I>
+template <class P, class Builder, class T, class Rule, class... Operands, std::size_t... I>
 NABLA_ALWAYS_INLINE void propagate_operands(Builder& b,
                                             cursor<T>& out,
                                             const active_node<Rule, T, Operands...>& e,
                                             const T& adjoint,
                                             std::index_sequence<I...>) {
-    (propagate_operand<I>(b, out, e, adjoint), ...);
+    (propagate_operand<I, P>(b, out, e, adjoint), ...);
 }
 
-template <class Builder, class T, class Rule, class... Operands>
+template <class P, class Builder, class T, class Rule, class... Operands>
 NABLA_ALWAYS_INLINE void propagate_node(Builder& b,
                                         cursor<T>& out,
                                         const active_node<Rule, T, Operands...>& e,
                                         const T& adjoint) {
-    propagate_operands(b, out, e, adjoint, std::index_sequence_for<Operands...>{});
+    propagate_operands<P>(b, out, e, adjoint, std::index_sequence_for<Operands...>{});
 }
 
 // Which operand of E is an active variable that E adds with partial 1 (v + e, e + v, v - e):
@@ -457,10 +508,10 @@ NABLA_ALWAYS_INLINE tape_index record_statement(tape<T>* on, const E& e) {
         accumulates = sum.index() == on->last_statement() && sum.generation() == b.generation &&
                       on->pairs_size() != 0;
         if (!accumulates)
-            propagate_operand<k>(b, out, e, T(1));
-        propagate_operand<1 - k>(b, out, e, T(1));
+            propagate_operand<k, first_position>(b, out, e, T(1));
+        propagate_operand<1 - k, first_position>(b, out, e, T(1));
     } else {
-        propagate(b, out, e, T(1));
+        propagate<first_position>(b, out, e, T(1));
     }
     b.expand_named(out);
     b.expand(out);
@@ -517,15 +568,14 @@ NABLA_ALWAYS_INLINE collapsed<T> collapse(const active_node<Rule, T, Operands...
     Builder b{on};
     cursor<T> out = on->scratch_cursor();
     out.open(leaf_count<E>);
-    propagate(b, out, e, T(1));
+    propagate<first_position>(b, out, e, T(1));
     if constexpr (leaf_count<E> == 0 && Builder::Names == 0 && Builder::Slots > 0) {
         // A function of collapsed intermediates only: when they are one, its partials are that
         // one's, scaled, and nothing is copied.
         const std::size_t total = b.merge_collapsed();
-        const std::size_t k = b.single_collapsed();
-        if (k != Builder::Slots) {
-            e.cache =
-                collapsed<T>{e.value, b.begins[k], b.counts[k], on->generation(), b.adjoints[k]};
+        const auto one = b.single_collapsed();
+        if (one.found) {
+            e.cache = collapsed<T>{e.value, one.begin, one.count, on->generation(), one.adjoint};
             return e.cache;
         }
         b.write_collapsed(out, total);
