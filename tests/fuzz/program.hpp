@@ -26,10 +26,10 @@ enum class op {
     neg, exp, exp2, expm1, log, log2, log10, log1p, sqrt, cbrt, sin, cos, tan, asin, acos, atan,
     sinh, cosh, tanh, asinh, acosh, atanh, erf, erfc, tgamma, lgamma, digamma, trigamma, abs,
     sign, floor, ceil, round, trunc, add, sub, mul, div, pow, powi, atan2, hypot, min, max, fmin,
-    fmax, fma, add_constant, times_constant, constant_over, branch, loop
+    fmax, fma, add_constant, times_constant, constant_over, branch, loop, accumulate
 };
 // clang-format on
-inline constexpr int op_count = static_cast<int>(op::loop) + 1;
+inline constexpr int op_count = static_cast<int>(op::accumulate) + 1;
 
 inline const char* name(op o) {
     // clang-format off
@@ -39,7 +39,7 @@ inline const char* name(op o) {
         "erf", "erfc", "tgamma", "lgamma", "digamma", "trigamma", "abs", "sign", "floor", "ceil",
         "round", "trunc", "add", "sub", "mul", "div", "pow", "powi", "atan2", "hypot", "min",
         "max", "fmin", "fmax", "fma", "add_constant", "times_constant", "constant_over", "branch",
-        "loop"};
+        "loop", "accumulate"};
     // clang-format on
     return names[static_cast<int>(o)];
 }
@@ -267,6 +267,17 @@ auto run(const program& p, const X& x, std::vector<int>* branches = nullptr) {
             if (branches)
                 branches->push_back(steps);
             r = t;
+            break;
+        }
+        case op::accumulate: {
+            // s = b c; s += a; s -= k c; s = c + s; s += k: on the tape each step after the
+            // first accumulates onto the statement just recorded (its partial 1 kept as a bit).
+            T s = b * c;
+            s += a;
+            s -= k * c;
+            s = c + s;
+            s += k;
+            r = s;
             break;
         }
         }
