@@ -311,21 +311,23 @@ struct statement_builder {
     }
 
     // Adds the adjoint of the K-th named operand to the J-th's when both are the same
-    // intermediate (the same type and name).
+    // intermediate (the same type and name) and it was not merged into an earlier one. (Every J
+    // gets an addition, of 0 when it is not the one: choosing the J to add to would make the
+    // compiler address the adjoints through a pointer, in memory.)
     template <std::size_t K, std::size_t J>
-    NABLA_ALWAYS_INLINE bool merge_into() {
+    NABLA_ALWAYS_INLINE void merge_into(bool& merged) {
         if constexpr (std::is_same_v<typename list_element<names, J>::type,
                                      typename list_element<names, K>::type>) {
-            if (name_of[J] == name_of[K]) {
-                name_adjoints[J] += name_adjoints[K];
-                return true;
-            }
+            const bool take = !merged && std::get<J>(name_of) == std::get<K>(name_of);
+            std::get<J>(name_adjoints) += take ? std::get<K>(name_adjoints) : T(0);
+            merged = merged || take;
         }
-        return false;
     }
     template <std::size_t K, std::size_t... J>
     NABLA_ALWAYS_INLINE void merge_named(std::index_sequence<J...>) {
-        name_leads[K] = !(merge_into<K, J>() || ...);
+        bool merged = false;
+        (merge_into<K, J>(merged), ...);
+        std::get<K>(name_leads) = !merged;
     }
     template <std::size_t K>
     NABLA_ALWAYS_INLINE void expand_one(cursor<T>& out) {
@@ -348,9 +350,18 @@ struct statement_builder {
 
     // Adds the adjoint of the K-th collapsed operand to the J-th's when both are the same
     // intermediate (the same partials).
+    // (Every J gets an addition, as for named operands.)
+    template <std::size_t K, std::size_t J>
+    NABLA_ALWAYS_INLINE void merge_slot(bool& merged) {
+        const bool take = !merged && std::get<J>(begins) == std::get<K>(begins);
+        std::get<J>(adjoints) += take ? std::get<K>(adjoints) : T(0);
+        merged = merged || take;
+    }
     template <std::size_t K, std::size_t... J>
     NABLA_ALWAYS_INLINE void merge_collapsed(std::index_sequence<J...>) {
-        leads[K] = !((begins[J] == begins[K] && (adjoints[J] += adjoints[K], true)) || ...);
+        bool merged = false;
+        (merge_slot<K, J>(merged), ...);
+        std::get<K>(leads) = !merged;
     }
     template <std::size_t... K>
     NABLA_ALWAYS_INLINE std::size_t merge_collapsed(std::index_sequence<K...>) {
