@@ -111,15 +111,13 @@ constexpr void check_generic() {
                   "[](double x, double y) { return std::sin(x) * y; }.");
 }
 
+// The I-th unit vector of N, a constant in memory (so that a vector load reads it whole).
 template <std::size_t I, class T, std::size_t N>
-constexpr std::array<T, N> unit_vector() {
+inline constexpr std::array<T, N> unit = [] {
     std::array<T, N> e{};
     e[I] = T(1);
     return e;
-}
-// The same as a constant in memory, so that a vector load reads it whole.
-template <std::size_t I, class T, std::size_t N>
-inline constexpr std::array<T, N> unit = unit_vector<I, T, N>();
+}();
 
 // f at the arguments, each seeded with its unit direction (a plain pack expansion: no tuple, no
 // lambda).

@@ -349,8 +349,9 @@ struct statement_builder {
     }
 
     // Adds the adjoint of the K-th collapsed operand to the J-th's when both are the same
-    // intermediate (the same partials).
-    // (Every J gets an addition, as for named operands.)
+    // intermediate (the same partials); every J gets an addition, as for named operands. (One
+    // helper for both merges measured 1.5-6% slower on Lennard-Jones with either compiler: the
+    // code the compilers make of these folds is fragile.)
     template <std::size_t K, std::size_t J>
     NABLA_ALWAYS_INLINE void merge_slot(bool& merged) {
         const bool take = !merged && std::get<J>(begins) == std::get<K>(begins);
