@@ -24,22 +24,25 @@
 //
 // is held in one of three ways, so that its partials are computed once however often it is used
 // and the expression types stay small:
-//   - a small one (dx: at most eight active variables, no other intermediate) by copy under a
-//     name (`named`), a number no other live intermediate has; the statement merges the uses of
-//     one name and expands the intermediate once, with the summed adjoint;
+//   - a small one (dx: at most eight active variables, no other intermediate) by copy
+//     (`named`); the statement merges the uses that are the same in every part (every value,
+//     constant and variable: the compiler sees it for copies of one intermediate) and expands the
+//     intermediate once, with the summed adjoint;
 //   - a larger one (r2) collapsed the first time it is used: its partials with respect to the
 //     active variables it reads go to the tape's scratch memory once, and every use refers to
 //     them by offset (`collapsed`: value, offset, count, generation, scale); the statement merges
 //     the uses of one offset and expands the partials once;
 //   - one that is a function of a single collapsed intermediate (s6 of r2) shares its partials,
 //     scaled: nothing is copied.
+// A statement writes one (operand, partial) pair per variable it reads: the uses of one variable
+// (x * x + x) are summed first, compared by index, unless it reads more than eight.
 // (The statement builder works on fixed-size arrays indexed by the operand's position in the
 // expression, merged by comparisons the compiler unrolls; the nodes stay small plain structs, which
 // the optimiser keeps in registers: a larger member, or one with a default initialiser, can make
 // it spill every node copy to memory, three times slower.)
 
 #include <array>
-#include <atomic>
+#include <bit>
 #include <cmath>
 #include <compare>
 #include <cstddef>
@@ -83,14 +86,16 @@ template <class Rule, class T, class... Operands>
 struct active_node;
 
 // A small named subexpression held by copy: a node that reads at most eight active variables
-// and no other named intermediate, with a name (a number no other named intermediate of the
-// program has while it lives) so that a statement merges its uses.
+// and no other named intermediate. A statement merges the uses that are the same in every part.
 template <class Node>
 struct named {
     Node node;
 };
 
 namespace detail {
+
+// What a small named node keeps for its uses: nothing (its uses are merged by comparing them).
+struct no_cache {};
 
 template <class E>
 inline constexpr bool is_active_v = false;
@@ -209,28 +214,52 @@ inline constexpr bool held_by_copy = (collapsed_count<Operands> + ... + 0) == 0 
                                      (named_list_t<Operands>::size + ... + 0) == 0 &&
                                      (leaf_count<Operands> + ... + 0) <= 8;
 
-// Names of named intermediates: blocks of 2^32 per thread, taken from one counter, so no two
-// live intermediates of any thread share a name. 0 means "not named yet".
-inline std::uint64_t fresh_name_block() {
-    static std::atomic<std::uint64_t> blocks{0};
-    return (blocks.fetch_add(1, std::memory_order_relaxed) + 1) << 32;
-}
-inline constinit thread_local std::uint64_t next_name = 0;
-NABLA_ALWAYS_INLINE std::uint64_t new_name() {
-    if ((next_name & 0xffffffffu) == 0) [[unlikely]]
-        next_name = fresh_name_block();
-    return next_name++;
+// Whether two numbers are the same in every part (bit for bit, and every tangent of a dual number
+// included): two copies of one intermediate. (Bit for bit, so that a number compared with itself
+// is known to be the same at compile time, NaN or not.)
+template <class U>
+NABLA_ALWAYS_INLINE constexpr bool identical(const U& a, const U& b) {
+    if constexpr (std::is_same_v<U, double> && sizeof(double) == sizeof(std::uint64_t)) {
+        return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
+    } else if constexpr (std::is_same_v<U, float> && sizeof(float) == sizeof(std::uint32_t)) {
+        return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b);
+    } else if constexpr (std::is_floating_point_v<U>) {
+        return a == b && std::signbit(a) == std::signbit(b);
+    } else if constexpr (requires { a.value, a.tangent; }) {
+        if (!identical(a.value, b.value) || a.tangent.size() != b.tangent.size())
+            return false;
+        for (std::size_t k = 0; k < a.tangent.size(); ++k)
+            if (!identical(a.tangent[k], b.tangent[k]))
+                return false;
+        return true;
+    } else {
+        return a == b;
+    }
 }
 
 // Where a subexpression's collapsed and named operands go in the statement builder's arrays: the
 // numbers of collapsed and named operands before it in the statement, known from the types. (So
 // every index into those arrays is a constant, and the arrays stay in registers.)
-template <std::size_t Slot, std::size_t Name>
+// The leaf position of a variable whose pair is written as it comes, not merged.
+inline constexpr std::size_t unplaced = std::size_t(-1);
+
+template <std::size_t Slot, std::size_t Name, std::size_t Leaf>
 struct position {
     static constexpr std::size_t slot = Slot;
     static constexpr std::size_t name = Name;
+    static constexpr std::size_t leaf = Leaf;
 };
-using first_position = position<0, 0>;
+using first_position = position<0, 0, 0>;
+
+// How many active variables an expression type reads directly, not inside named intermediates
+// (whose variables the statement reads when it expands them, after all the direct ones).
+template <class E>
+inline constexpr std::size_t direct_leaf_count = 0;
+template <class T>
+inline constexpr std::size_t direct_leaf_count<active<T>> = 1;
+template <class Rule, class T, class... Operands>
+inline constexpr std::size_t direct_leaf_count<active_node<Rule, T, Operands...>> =
+    (direct_leaf_count<Operands> + ... + 0);
 
 // The collapsed and named operands of the first I of Operands.
 template <std::size_t I, class... Operands>
@@ -245,10 +274,22 @@ constexpr std::size_t names_before() {
     ((n += j++ < I ? named_list_t<Operands>::size : 0), ...);
     return n;
 }
+template <std::size_t I, class... Operands>
+constexpr std::size_t leaves_before() {
+    std::size_t n = 0, j = 0;
+    ((n += j++ < I ? direct_leaf_count<Operands> : 0), ...);
+    return n;
+}
 // The position of operand I of a node at position P.
+// (Under a node whose variables are unplaced, every variable is.)
 template <class P, std::size_t I, class... Operands>
 using operand_position =
-    position<P::slot + slots_before<I, Operands...>(), P::name + names_before<I, Operands...>()>;
+    position<P::slot + slots_before<I, Operands...>(), P::name + names_before<I, Operands...>(),
+             P::leaf == unplaced ? unplaced : P::leaf + leaves_before<I, Operands...>()>;
+
+// A statement merges the pairs of a variable it reads more than once (x[i] * x[i]) into one, when
+// it reads at most this many variables: the merge compares every two of them.
+inline constexpr std::size_t leaf_merge_limit = 8;
 
 template <class P, class Builder, class T, class E>
 void propagate(Builder& b, cursor<T>& out, const E& e, const T& adjoint);
@@ -258,10 +299,40 @@ void propagate_node(Builder& b,
                     const active_node<Rule, T, Operands...>& e,
                     const T& adjoint);
 
-// Collects one statement's partials: active leaves go straight to `out` (the tape, or the scratch
-// memory when an intermediate is collapsed); named intermediates are merged by name and collapsed
-// ones by offset, and both are expanded at the end.
-template <class T, class E>
+// Whether two expressions of one type are copies of one intermediate, or indistinguishable from
+// one: every value, constant and variable the same. (Their partials are then the same, so a
+// statement may expand one with the sum of both adjoints. For two copies of one named
+// intermediate, the compiler sees the operands are the same and decides at compile time.)
+template <class E>
+NABLA_ALWAYS_INLINE constexpr bool same_expression(const E& a, const E& b);
+template <class Rule, class T, class... Operands, std::size_t... I>
+NABLA_ALWAYS_INLINE constexpr bool same_operands(const active_node<Rule, T, Operands...>& a,
+                                                 const active_node<Rule, T, Operands...>& b,
+                                                 std::index_sequence<I...>) {
+    return (same_expression(std::get<I>(a.operands), std::get<I>(b.operands)) && ...);
+}
+template <class E>
+NABLA_ALWAYS_INLINE constexpr bool same_expression(const E& a, const E& b) {
+    if constexpr (is_active_v<E>)
+        return a.index() == b.index() && a.generation() == b.generation() &&
+               identical(a.value, b.value);
+    else if constexpr (is_named_v<E>)
+        return same_expression(a.node, b.node);
+    else if constexpr (is_active_node_v<E>)
+        return identical(a.value, b.value) &&
+               same_operands(a, b,
+                             std::make_index_sequence<
+                                 std::tuple_size_v<std::remove_cvref_t<decltype(a.operands)>>>{});
+    else
+        return identical(a, b);  // a constant (a held-by-copy node has no collapsed operand)
+}
+
+// Collects one statement's partials for `out` (the tape, or the scratch memory when an
+// intermediate is collapsed): active leaves in places, merged by index and written after the named
+// intermediates are expanded; named intermediates merged when they are the same, collapsed ones by
+// offset, and both expanded at the end. (Placed: the part of E whose variables have places, all
+// of E but an accumulated sum.)
+template <class T, class E, class Placed = E>
 struct statement_builder {
     static constexpr std::size_t Slots = collapsed_count<E>;
     using names = named_list_t<E>;
@@ -272,7 +343,6 @@ struct statement_builder {
     // The named intermediates, in the order of the expression: where, their names, their
     // adjoints.
     std::array<const void*, Names> name_at{};
-    std::array<std::uint64_t, Names> name_of{};
     std::array<T, Names> name_adjoints{};
     std::array<bool, Names> name_leads{};
     // The collapsed operands, in the order of the expression: where their partials are, how
@@ -284,11 +354,76 @@ struct statement_builder {
     std::array<T, Slots> adjoints{};
     std::array<bool, Slots> leads{};
 
+    // The active variables the statement reads, in the order of the expression (the ones inside
+    // named intermediates last), with their partials; index 0 for a constant or one not read (a
+    // use of a named intermediate merged into an earlier one, an accumulated sum).
+    // The K-th named intermediate is the first of its type in the statement: its variables get
+    // places among the leaves. (A later one of the same type is almost always the same
+    // intermediate, merged with it; when it is another, its pairs are written as they come.)
+    template <std::size_t K, std::size_t... J>
+    static constexpr bool first_of_type(std::index_sequence<J...>) {
+        return (!std::is_same_v<typename list_element<names, J>::type,
+                                typename list_element<names, K>::type> &&
+                ... && true);
+    }
+    template <std::size_t K>
+    static constexpr bool first_of_type() {
+        return first_of_type<K>(std::make_index_sequence<K>{});
+    }
+    // Where the variables of the K-th named intermediate are among the leaves.
+    template <std::size_t... K>
+    static constexpr std::size_t named_leaves_before(std::index_sequence<K...>) {
+        return direct_leaf_count<Placed> +
+               ((first_of_type<K>() ? leaf_count<typename list_element<names, K>::type> : 0) +
+                ... + 0);
+    }
+    static constexpr std::size_t Leaves = named_leaves_before(std::make_index_sequence<Names>{});
+    std::array<tape_index, Leaves> leaf_index{};
+    std::array<T, Leaves> leaf_partial{};
+    std::array<bool, Leaves> leaf_leads{};
+
+    // The variable at place L (unplaced: written to `out` at once).
+    template <std::size_t L>
     NABLA_ALWAYS_INLINE void leaf(cursor<T>& out, const active<T>& v, const T& adjoint) {
-        if (v.generation() == generation) [[likely]]
-            out.push(v.index(), adjoint);
-        else
-            on->check(v.generation(), v.index());  // passive: nothing to record
+        const bool recorded = v.generation() == generation;
+        if (!recorded) [[unlikely]]
+            on->check(v.generation(), v.index());  // passive (nothing to record), or stale
+        if constexpr (L == unplaced) {
+            if (recorded)
+                out.push(v.index(), adjoint);
+        } else {
+            std::get<L>(leaf_index) = recorded ? v.index() : 0;
+            std::get<L>(leaf_partial) = adjoint;
+        }
+    }
+
+    // Adds the partial of the K-th variable to the J-th's when both are one variable and the K-th
+    // was not merged into an earlier one (every J gets an addition, as for named operands).
+    template <std::size_t K, std::size_t J>
+    NABLA_ALWAYS_INLINE void merge_leaf(bool& merged) {
+        const bool take = !merged && std::get<J>(leaf_index) == std::get<K>(leaf_index);
+        std::get<J>(leaf_partial) += take ? std::get<K>(leaf_partial) : T(0);
+        merged = merged || take;
+    }
+    template <std::size_t K, std::size_t... J>
+    NABLA_ALWAYS_INLINE void merge_leaf(std::index_sequence<J...>) {
+        bool merged = false;
+        if constexpr (Leaves <= leaf_merge_limit)
+            (merge_leaf<K, J>(merged), ...);
+        std::get<K>(leaf_leads) = !merged && std::get<K>(leaf_index) != 0;
+    }
+    template <std::size_t K>
+    NABLA_ALWAYS_INLINE void write_leaf(cursor<T>& out) {
+        out.push_if(std::get<K>(leaf_index), std::get<K>(leaf_partial), std::get<K>(leaf_leads));
+    }
+    template <std::size_t... K>
+    NABLA_ALWAYS_INLINE void write_leaves(cursor<T>& out, std::index_sequence<K...>) {
+        (merge_leaf<K>(std::make_index_sequence<K>{}), ...);
+        (write_leaf<K>(out), ...);
+    }
+    // Writes the pairs of the variables read, one per variable (room for them was reserved).
+    NABLA_ALWAYS_INLINE void write_leaves(cursor<T>& out) {
+        write_leaves(out, std::make_index_sequence<Leaves>{});
     }
 
     // The collapsed operand at slot S.
@@ -306,19 +441,21 @@ struct statement_builder {
     template <std::size_t K, class Node>
     NABLA_ALWAYS_INLINE void named_operand(const named<Node>& n, const T& adjoint) {
         std::get<K>(name_at) = &n;
-        std::get<K>(name_of) = n.node.cache;
         std::get<K>(name_adjoints) = adjoint;
     }
 
     // Adds the adjoint of the K-th named operand to the J-th's when both are the same
-    // intermediate (the same type and name) and it was not merged into an earlier one. (Every J
+    // intermediate (the same in every part) and it was not merged into an earlier one. (Every J
     // gets an addition, of 0 when it is not the one: choosing the J to add to would make the
     // compiler address the adjoints through a pointer, in memory.)
     template <std::size_t K, std::size_t J>
     NABLA_ALWAYS_INLINE void merge_into(bool& merged) {
         if constexpr (std::is_same_v<typename list_element<names, J>::type,
                                      typename list_element<names, K>::type>) {
-            const bool take = !merged && std::get<J>(name_of) == std::get<K>(name_of);
+            using N = typename list_element<names, K>::type;
+            const bool take =
+                !merged && same_expression(*static_cast<const N*>(std::get<J>(name_at)),
+                                           *static_cast<const N*>(std::get<K>(name_at)));
             std::get<J>(name_adjoints) += take ? std::get<K>(name_adjoints) : T(0);
             merged = merged || take;
         }
@@ -332,9 +469,12 @@ struct statement_builder {
     template <std::size_t K>
     NABLA_ALWAYS_INLINE void expand_one(cursor<T>& out) {
         using N = typename list_element<names, K>::type;
+        using P = position<0, 0,
+                           first_of_type<K>() ? named_leaves_before(std::make_index_sequence<K>{})
+                                              : unplaced>;
         if (name_leads[K])
-            propagate_node<first_position>(*this, out, static_cast<const N*>(name_at[K])->node,
-                                           name_adjoints[K]);
+            propagate_node<P>(*this, out, static_cast<const N*>(name_at[K])->node,
+                              name_adjoints[K]);
     }
     template <std::size_t... K>
     NABLA_ALWAYS_INLINE void expand_named(cursor<T>& out, std::index_sequence<K...>) {
@@ -442,7 +582,7 @@ struct statement_builder {
 template <class P, class Builder, class T, class E>
 NABLA_ALWAYS_INLINE void propagate(Builder& b, cursor<T>& out, const E& e, const T& adjoint) {
     if constexpr (is_active_v<E>) {
-        b.leaf(out, e, adjoint);
+        b.template leaf<P::leaf>(out, e, adjoint);
     } else if constexpr (is_collapsed_v<E>) {
         b.template shared<P::slot>(e, adjoint);
     } else if constexpr (is_named_v<E>) {
@@ -462,16 +602,25 @@ NABLA_ALWAYS_INLINE T node_partial(const active_node<Rule, T, Operands...>& e,
     return to_number<T>(Rule::template partial<J>(e.value, value_of(std::get<K>(e.operands))...));
 }
 
+// Operand I of e, at position Q.
+template <std::size_t I, class Q, class Builder, class T, class Rule, class... Operands>
+NABLA_ALWAYS_INLINE void propagate_operand_at(Builder& b,
+                                              cursor<T>& out,
+                                              const active_node<Rule, T, Operands...>& e,
+                                              const T& adjoint) {
+    using Op = std::tuple_element_t<I, std::tuple<Operands...>>;
+    if constexpr (ActiveOperand<Op>)
+        propagate<Q>(b, out, std::get<I>(e.operands),
+                     node_partial<I>(e, std::index_sequence_for<Operands...>{}) * adjoint);
+}
+
+// Operand I of e, with e at position P.
 template <std::size_t I, class P, class Builder, class T, class Rule, class... Operands>
 NABLA_ALWAYS_INLINE void propagate_operand(Builder& b,
                                            cursor<T>& out,
                                            const active_node<Rule, T, Operands...>& e,
                                            const T& adjoint) {
-    using Op = std::tuple_element_t<I, std::tuple<Operands...>>;
-    if constexpr (ActiveOperand<Op>)
-        propagate<operand_position<P, I, Operands...>>(
-            b, out, std::get<I>(e.operands),
-            node_partial<I>(e, std::index_sequence_for<Operands...>{}) * adjoint);
+    propagate_operand_at<I, operand_position<P, I, Operands...>>(b, out, e, adjoint);
 }
 
 template <class P, class Builder, class T, class Rule, class... Operands, std::size_t... I>
@@ -502,13 +651,26 @@ template <class T, class A, class B>
 inline constexpr int accumulated_operand<active_node<rules::sub_rule, T, A, B>> =
     is_active_v<A> ? 0 : -1;
 
+// The part of a statement whose variables have places for merging: all of it but an accumulated
+// sum.
+template <class E>
+struct placed {
+    using type = E;
+};
+template <class E>
+requires(accumulated_operand<E> >= 0) struct placed<E> {
+    using type = std::tuple_element_t<1 - accumulated_operand<E>, decltype(E::operands)>;
+};
+template <class E>
+using placed_t = typename placed<E>::type;
+
 // Records e as one statement on the active tape and returns the new statement's index (a
 // statement is recorded even when every variable e reads is passive: it then has no partials).
 // An accumulation, sum + e with sum the statement recorded just before (sum += e), keeps sum's
 // partial 1 as a bit of the statement's end instead of a pair.
 template <class T, class E>
 NABLA_ALWAYS_INLINE tape_index record_statement(tape<T>* on, const E& e) {
-    statement_builder<T, E> b{on};
+    statement_builder<T, E, placed_t<E>> b{on};
     cursor<T> out = on->statement_cursor();
     out.open(leaf_count<E>);
     bool accumulates = false;
@@ -519,13 +681,16 @@ NABLA_ALWAYS_INLINE tape_index record_statement(tape<T>* on, const E& e) {
         // sweep skips them.)
         accumulates = sum.index() == on->last_statement() && sum.generation() == b.generation &&
                       on->pairs_size() != 0;
+        // (sum's pair, when there is one, is written as it comes: the places for merging are
+        // the other operand's.)
         if (!accumulates)
-            propagate_operand<k, first_position>(b, out, e, T(1));
-        propagate_operand<1 - k, first_position>(b, out, e, T(1));
+            propagate_operand_at<k, position<0, 0, unplaced>>(b, out, e, T(1));
+        propagate_operand_at<1 - k, first_position>(b, out, e, T(1));
     } else {
         propagate<first_position>(b, out, e, T(1));
     }
     b.expand_named(out);
+    b.write_leaves(out);
     b.expand(out);
     out.close();
     return on->finish_statement(accumulates);
@@ -593,6 +758,7 @@ NABLA_ALWAYS_INLINE collapsed<T> collapse(const active_node<Rule, T, Operands...
         b.write_collapsed(out, total);
     } else {
         b.expand_named(out);
+        b.write_leaves(out);
         b.expand(out);
     }
     out.close();
@@ -621,8 +787,6 @@ struct constant_type<T> {
 // A small named node, held by copy under its name.
 template <class Node>
 NABLA_ALWAYS_INLINE named<Node> name(const Node& e) {
-    if (e.cache == 0)
-        e.cache = new_name();
     return named<Node>{e};
 }
 
@@ -689,7 +853,8 @@ struct active_node {
     T value;
     std::tuple<Operands...> operands;
     // The name, or the collapsed form, made the first time this node is used as a named operand.
-    mutable std::conditional_t<held_by_copy, std::uint64_t, collapsed<T>> cache{};
+    [[no_unique_address]] mutable std::conditional_t<held_by_copy, detail::no_cache, collapsed<T>>
+        cache{};
 
     template <class... Args>
     requires(sizeof...(Args) == sizeof...(Operands)) NABLA_ALWAYS_INLINE

@@ -210,6 +210,12 @@ struct cursor {
         partial[written] = p;
         ++written;
     }
+    // The pair is written in any case, and counted when `keep` is true.
+    NABLA_ALWAYS_INLINE void push_if(tape_index i, const T& p, bool keep) {
+        index[written] = i;
+        partial[written] = p;
+        written += keep;
+    }
     NABLA_ALWAYS_INLINE void close() { pairs.advance(written); }
 };
 
