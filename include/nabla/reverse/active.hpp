@@ -258,8 +258,8 @@ inline constexpr std::size_t direct_leaf_count = 0;
 template <class T>
 inline constexpr std::size_t direct_leaf_count<active<T>> = 1;
 template <class Rule, class T, class... Operands>
-inline constexpr std::size_t direct_leaf_count<active_node<Rule, T, Operands...>> =
-    (direct_leaf_count<Operands> + ... + 0);
+inline constexpr std::size_t
+    direct_leaf_count<active_node<Rule, T, Operands...>> = (direct_leaf_count<Operands> + ... + 0);
 
 // The collapsed and named operands of the first I of Operands.
 template <std::size_t I, class... Operands>
@@ -284,7 +284,8 @@ constexpr std::size_t leaves_before() {
 // (Under a node whose variables are unplaced, every variable is.)
 template <class P, std::size_t I, class... Operands>
 using operand_position =
-    position<P::slot + slots_before<I, Operands...>(), P::name + names_before<I, Operands...>(),
+    position<P::slot + slots_before<I, Operands...>(),
+             P::name + names_before<I, Operands...>(),
              P::leaf == unplaced ? unplaced : P::leaf + leaves_before<I, Operands...>()>;
 
 // A statement merges the pairs of a variable it reads more than once (x[i] * x[i]) into one, when
@@ -374,8 +375,8 @@ struct statement_builder {
     template <std::size_t... K>
     static constexpr std::size_t named_leaves_before(std::index_sequence<K...>) {
         return direct_leaf_count<Placed> +
-               ((first_of_type<K>() ? leaf_count<typename list_element<names, K>::type> : 0) +
-                ... + 0);
+               ((first_of_type<K>() ? leaf_count<typename list_element<names, K>::type> : 0) + ... +
+                0);
     }
     static constexpr std::size_t Leaves = named_leaves_before(std::make_index_sequence<Names>{});
     std::array<tape_index, Leaves> leaf_index{};
@@ -784,21 +785,15 @@ struct constant_type<T> {
     using type = typename constant_type<typename T::value_type>::type;
 };
 
-// A small named node, held by copy under its name.
-template <class Node>
-NABLA_ALWAYS_INLINE named<Node> name(const Node& e) {
-    return named<Node>{e};
-}
-
 // An operand as a node holds it: variables, named and collapsed intermediates and constants by
-// value, a temporary node moved in, a named node (an lvalue) held by copy under a name when it is
+// value, a temporary node moved in, a named node (an lvalue) held by copy (`named`) when it is
 // small and collapsed otherwise.
 template <class T, class E>
 NABLA_ALWAYS_INLINE constexpr auto hold(E&& e) {
     using D = std::remove_cvref_t<E>;
     if constexpr (is_active_node_v<D> && std::is_lvalue_reference_v<E>) {
         if constexpr (D::held_by_copy)
-            return name(e);
+            return named<D>{e};
         else
             return collapse(e);
     } else if constexpr (ActiveOperand<D>)
@@ -846,13 +841,14 @@ concept ActivePair = (ActiveOperand<A> && ActiveOperand<B> &&
 
 template <class Rule, class T, class... Operands>
 struct active_node {
-    // Whether this node, named, is held by copy under a name (a small intermediate) or collapsed.
+    // Whether this node, named, is held by copy (a small intermediate) or collapsed.
     static constexpr bool held_by_copy = detail::held_by_copy<Operands...>;
     using rule = Rule;
 
     T value;
     std::tuple<Operands...> operands;
-    // The name, or the collapsed form, made the first time this node is used as a named operand.
+    // The collapsed form, made the first time this node is used as a named operand (nothing for a
+    // small one).
     [[no_unique_address]] mutable std::conditional_t<held_by_copy, detail::no_cache, collapsed<T>>
         cache{};
 
