@@ -19,3 +19,33 @@
 #define NABLA_ALWAYS_INLINE inline
 #endif
 #endif
+
+// Tells the optimiser a condition that always holds (a fact it cannot see, such as a tape's
+// generation never being 0); nothing on compilers without a way to say it.
+#ifndef NABLA_ASSUME
+#if defined(__clang__)
+#define NABLA_ASSUME(condition) __builtin_assume(condition)
+#elif defined(__GNUC__)
+#define NABLA_ASSUME(condition)                                                                    \
+    do {                                                                                           \
+        if (!(condition))                                                                          \
+            __builtin_unreachable();                                                               \
+    } while (false)
+#else
+#define NABLA_ASSUME(condition)                                                                    \
+    do {                                                                                           \
+    } while (false)
+#endif
+#endif
+
+// Keeps a loop over a few elements scalar: the optimiser may not vectorise a loop whose counter
+// passes through this (a vectorised loop's checks and remainder cost more than six elements).
+#ifndef NABLA_SCALAR_LOOP
+#if defined(__GNUC__) || defined(__clang__)
+#define NABLA_SCALAR_LOOP(counter) asm("" : "+r"(counter))
+#else
+#define NABLA_SCALAR_LOOP(counter)                                                                 \
+    do {                                                                                           \
+    } while (false)
+#endif
+#endif

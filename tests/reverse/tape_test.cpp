@@ -619,6 +619,38 @@ TEST_CASE("tape: misuse is reported", "[reverse][errors]") {
     CHECK(!c.is_active());
 }
 
+TEST_CASE("tape: a collapsed intermediate kept across recordings", "[reverse][errors]") {
+    // A larger intermediate is collapsed once, into the tape's scratch memory of that recording.
+    tape<> t;
+    var x, y;
+    var c = 3.0;  // a constant
+    auto d = c - 1.0;
+    auto constants = d * d + d;  // reads no active variable: no partials
+    {
+        auto recording = t.record();
+        x = t.input(2.0);
+        y = t.input(5.0);
+        auto u = x - y;
+        auto big = u * u + u;  // collapsed on its first use below
+        var f = big * x + constants * x;
+        t.gradient(f);
+        CHECK(t.adjoint(x) == Approx(6.0 + 2.0 * (2.0 * -3.0 + 1.0) + 6.0).epsilon(1e-15));
+        // The same intermediate in the next recording: its variables are stale, and so is its
+        // collapsed form. Reported, never read from the new recording's scratch memory.
+        auto next = t.record();
+        var z = t.input(1.0);
+        CHECK_THROWS_WITH(var(big * z), Catch::Contains("from another recording"));
+        // An intermediate of constants only stays right in any recording.
+        var g = constants * z;
+        t.gradient(g);
+        CHECK(g.value == 6.0);
+        CHECK(t.adjoint(z) == 6.0);
+    }
+    // And with no recording at all.
+    var h = constants * 2.0;
+    CHECK(h.value == 12.0);
+}
+
 TEST_CASE("tape: a gradient inside a function that is itself differentiated", "[reverse]") {
     // The inner grad records on a tape of its own while the outer recording is open.
     const auto inner = [](const auto& y) { return y[0] * y[0] * y[1]; };

@@ -554,9 +554,17 @@ struct statement_builder {
             return;
         const T a = std::get<K>(adjoints);
         const tape_index begin = std::get<K>(begins);
-        const tape_index end = begin + std::get<K>(counts);
-        for (tape_index i = begin; i < end; ++i)
-            out.push(index[i], partial[i] * a);
+        const std::size_t n = std::get<K>(counts);
+        tape_index* to_index = out.index + out.written;
+        T* to_partial = out.partial + out.written;
+        const tape_index* from_index = index + begin;
+        const T* from_partial = partial + begin;
+        for (std::size_t k = 0; k < n; ++k) {
+            to_index[k] = from_index[k];
+            to_partial[k] = from_partial[k] * a;
+            NABLA_SCALAR_LOOP(k);
+        }
+        out.written += n;
     }
     template <std::size_t... K>
     NABLA_ALWAYS_INLINE void write_all(cursor<T>& out,
@@ -730,16 +738,20 @@ NABLA_ALWAYS_INLINE void check_passive(const E& e) {
         throw_no_tape();
 }
 
-// The collapsed form of a named node: its partials in the scratch memory, made once.
+// The collapsed form of a named node: its partials in the scratch memory, made once. (Once made,
+// it is returned without asking the tape: a form made in another recording, whose variables are
+// then stale too, is reported by the statement that uses it, as making it again would be; a form
+// without partials stays right. So the compiler sees that the uses of one intermediate are the
+// same.)
 template <class Rule, class T, class... Operands>
 NABLA_ALWAYS_INLINE collapsed<T> collapse(const active_node<Rule, T, Operands...>& e) {
+    if (e.cache.generation != 0)
+        return e.cache;
     tape<T>* on = active_tape<T>;
     if (on == nullptr) {
         check_passive(e);
         return collapsed<T>{e.value, 0, 0, 0, T(1)};
     }
-    if (e.cache.generation == on->generation())
-        return e.cache;
     using E = active_node<Rule, T, Operands...>;
     using Builder = statement_builder<T, E>;
     const std::size_t begin = on->scratch().size();

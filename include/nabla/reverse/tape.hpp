@@ -320,7 +320,12 @@ public:
         return (pairs_.capacity() + scratch_.capacity()) * pair +
                ends_.capacity() * sizeof(detail::tape_index) + adjoints_.capacity() * sizeof(T);
     }
-    std::uint32_t generation() const { return generation_; }
+    // (Never 0: 0 marks a passive variable.)
+    NABLA_ALWAYS_INLINE std::uint32_t generation() const {
+        const std::uint32_t g = generation_;
+        NABLA_ASSUME(g != 0);
+        return g;
+    }
 
     // Adjoints. Sweeping needs no new recording: seed, sweep, read, then zero and seed again (a
     // Jacobian row by row).
