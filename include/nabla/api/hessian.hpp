@@ -23,16 +23,35 @@ namespace nabla {
 
 namespace detail {
 
-// The value of a nested dual seeded with direction i in the inner and j in the outer level.
-template <class R, std::size_t N>
-constexpr dual<dual<R, N>, N>
+// The value of a nested dual D seeded with direction i in the inner and j in the outer level.
+template <class D, class R>
+constexpr D
 seeded_twice(R value, std::size_t inner, std::size_t outer, bool active_inner, bool active_outer) {
-    dual<dual<R, N>, N> x(value);
+    D x(value);
     if (active_inner)
         x.value.tangent[inner] = R(1);
     if (active_outer)
         x.tangent[outer].value = R(1);
     return x;
+}
+
+// The Hessian of f at n scalar arguments on nested duals D, into h; whether an entry is NaN.
+template <class D, class R, class F, class... Args>
+bool hessian_on(const F& f, matrix<R>& h, const Args&... args) {
+    constexpr std::size_t n = sizeof...(Args);
+    const auto y = [&]<std::size_t... I>(std::index_sequence<I...>) {
+        return f(seeded_twice<D>(static_cast<R>(args), I, I, true, true)...);
+    }
+    (std::index_sequence_for<Args...>{});
+    bool nan = false;
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(y)>, D>) {
+        for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t j = 0; j < n; ++j) {
+                h(i, j) = y.tangent[j].tangent[i];
+                nan = nan || h(i, j) != h(i, j);
+            }
+    }
+    return nan;
 }
 
 template <class F, class... Args>
@@ -43,17 +62,36 @@ auto hessian_of_scalars(const F& f, const Args&... args) {
     check_generic<F, decltype((void)args, D{})...>();
     auto h = zero_matrix<R>(n, n);
     if constexpr (std::is_invocable_v<const F&, decltype((void)args, D{})...>) {
-        const auto y = [&]<std::size_t... I>(std::index_sequence<I...>) {
-            return f(seeded_twice<R, n>(static_cast<R>(args), I, I, true, true)...);
-        }
-        (std::index_sequence_for<Args...>{});
-        if constexpr (std::is_same_v<std::remove_cvref_t<decltype(y)>, D>) {
-            for (std::size_t i = 0; i < n; ++i)
-                for (std::size_t j = 0; j < n; ++j)
-                    h(i, j) = y.tangent[j].tangent[i];
-        }
+        if (hessian_on<D>(f, h, args...)) [[unlikely]]  // a NaN: again on strong duals
+            hessian_on<strong_dual_t<D>>(f, h, args...);
     }
     return h;
+}
+
+// Block (rows [a, a + width), columns [b, b + width)) of the Hessian of f at x on nested duals D,
+// into h (and its mirror); whether an entry is NaN.
+template <class D, std::size_t width, class R, class F, class Container>
+bool hessian_block(const F& f, const Container& x, std::size_t a, std::size_t b, matrix<R>& h) {
+    const std::size_t n = x.size();
+    auto active = container_traits<Container>::template make_like<D>(x);
+    for (std::size_t k = 0; k < n; ++k) {
+        const bool in_a = k >= a && k < a + width;
+        const bool in_b = k >= b && k < b + width;
+        element(active, k) = seeded_twice<D>(static_cast<R>(element(x, k)), in_a ? k - a : 0,
+                                             in_b ? k - b : 0, in_a, in_b);
+    }
+    const auto y = f(active);
+    bool nan = false;
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(y)>, D>) {
+        for (std::size_t i = a; i < std::min(n, a + width); ++i) {
+            for (std::size_t j = b; j < std::min(n, b + width); ++j) {
+                h(i, j) = y.tangent[j - b].tangent[i - a];
+                h(j, i) = h(i, j);
+                nan = nan || h(i, j) != h(i, j);
+            }
+        }
+    }
+    return nan;
 }
 
 template <class F, class Container>
@@ -66,29 +104,12 @@ auto hessian_of_container(const F& f, const Container& x) {
     const std::size_t n = x.size();
     auto h = zero_matrix<R>(n, n);
     if constexpr (std::is_invocable_v<const F&, const active_container&>) {
-        active_container active = container_traits<Container>::template make_like<D>(x);
         // Block (rows [a, a + width), columns [b, b + width)) per pass; H is symmetric, so only
-        // blocks with b >= a are computed.
-        for (std::size_t a = 0; a < n; a += width) {
-            for (std::size_t b = a; b < n; b += width) {
-                for (std::size_t k = 0; k < n; ++k) {
-                    const bool in_a = k >= a && k < a + width;
-                    const bool in_b = k >= b && k < b + width;
-                    element(active, k) =
-                        seeded_twice<R, width>(static_cast<R>(element(x, k)), in_a ? k - a : 0,
-                                               in_b ? k - b : 0, in_a, in_b);
-                }
-                const auto y = f(active);
-                if constexpr (std::is_same_v<std::remove_cvref_t<decltype(y)>, D>) {
-                    for (std::size_t i = a; i < std::min(n, a + width); ++i) {
-                        for (std::size_t j = b; j < std::min(n, b + width); ++j) {
-                            h(i, j) = y.tangent[j - b].tangent[i - a];
-                            h(j, i) = h(i, j);
-                        }
-                    }
-                }
-            }
-        }
+        // blocks with b >= a are computed. A block with a NaN again on strong duals.
+        for (std::size_t a = 0; a < n; a += width)
+            for (std::size_t b = a; b < n; b += width)
+                if (hessian_block<D, width>(f, x, a, b, h)) [[unlikely]]
+                    hessian_block<strong_dual_t<D>, width>(f, x, a, b, h);
     }
     return h;
 }

@@ -15,6 +15,27 @@
 
 namespace nabla {
 
+namespace detail {
+
+// Columns start .. stop - 1 of the Jacobian of f at x, on strong duals (a NaN in the plain ones):
+// off the fast path.
+template <class R, class D, class F, class Container>
+[[gnu::noinline]] void
+strong_columns(const F& f, const Container& x, std::size_t start, std::size_t stop, matrix<R>& j) {
+    using S = strong_dual_t<D>;
+    auto active = container_traits<Container>::template make_like<S>(x);
+    for (std::size_t k = 0; k < x.size(); ++k)
+        element(active, k) = S(static_cast<R>(element(x, k)));
+    for (std::size_t k = start; k < stop; ++k)
+        element(active, k).tangent[k - start] = R(1);
+    const auto y = f(active);
+    for (std::size_t i = 0; i < y.size(); ++i)
+        for (std::size_t k = start; k < stop; ++k)
+            j(i, k) = element(y, i).tangent[k - start];
+}
+
+}  // namespace detail
+
 template <class F, class Container>
 auto jacobian(const F& f, const Container& x) {
     static_assert(detail::NumberContainer<Container>,
@@ -37,9 +58,14 @@ auto jacobian(const F& f, const Container& x) {
             const auto y = f(active);
             if (start == 0)
                 j = detail::zero_matrix<R>(y.size(), n);
+            bool nan = false;
             for (std::size_t i = 0; i < y.size(); ++i)
-                for (std::size_t k = start; k < stop; ++k)
+                for (std::size_t k = start; k < stop; ++k) {
                     j(i, k) = detail::element(y, i).tangent[k - start];
+                    nan = nan || j(i, k) != j(i, k);
+                }
+            if (nan) [[unlikely]]  // again on strong duals
+                detail::strong_columns<R, D>(f, x, start, stop, j);
             for (std::size_t k = start; k < stop; ++k)
                 detail::element(active, k).tangent[k - start] = R(0);
             if (n == 0)

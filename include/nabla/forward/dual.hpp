@@ -1,5 +1,6 @@
 #pragma once
-// nabla::dual<T, N>: a number with N tangent directions, for forward mode.
+// nabla::dual<T, N>: a number with N tangent directions, for forward mode (dual<T, N, true>: the
+// same with structural zeros kept strong across directions, below).
 //
 // One evaluation of a function on duals gives its value and N directional derivatives. Every
 // operation comes from the rule table: the value is Rule::value, and each tangent is the rule's
@@ -37,7 +38,7 @@ namespace nabla {
 // its tangents in a std::vector (a constant's is empty and reads as zeros).
 inline constexpr std::size_t dynamic = std::numeric_limits<std::size_t>::max();
 
-template <class T, std::size_t N>
+template <class T, std::size_t N, bool Strong = false>
 struct dual {
     static_assert(N > 0,
                   "nabla::dual<T, N>: N, the number of tangent directions, must be positive");
@@ -69,13 +70,13 @@ struct dual {
     constexpr dual& operator/=(const dual& other) { return *this = *this / other; }
 };
 
-template <class T, std::size_t N>
-inline constexpr bool is_number_v<dual<T, N>> = true;
+template <class T, std::size_t N, bool S>
+inline constexpr bool is_number_v<dual<T, N, S>> = true;
 
 template <class T>
 inline constexpr bool is_dual_v = false;
-template <class T, std::size_t N>
-inline constexpr bool is_dual_v<dual<T, N>> = true;
+template <class T, std::size_t N, bool S>
+inline constexpr bool is_dual_v<dual<T, N, S>> = true;
 
 // The plain value underneath any nesting of duals.
 template <class T>
@@ -92,8 +93,8 @@ template <class T>
 struct primal_type {
     using type = T;
 };
-template <class T, std::size_t N>
-struct primal_type<dual<T, N>> {
+template <class T, std::size_t N, bool S>
+struct primal_type<dual<T, N, S>> {
     using type = typename primal_type<T>::type;
 };
 
@@ -107,24 +108,24 @@ constexpr auto as_constant(const U& u) {
 
 // The number of directions of a dual, and its i-th tangent (zero past the end of a run-time-sized
 // dual's tangents, so that constants need no storage).
-template <class T, std::size_t N>
-constexpr std::size_t directions(const dual<T, N>& x) {
+template <class T, std::size_t N, bool S>
+constexpr std::size_t directions(const dual<T, N, S>& x) {
     if constexpr (N == dynamic)
         return x.tangent.size();
     else
         return N;
 }
 
-template <class T, std::size_t N>
-constexpr T tangent_at(const dual<T, N>& x, std::size_t i) {
+template <class T, std::size_t N, bool S>
+constexpr T tangent_at(const dual<T, N, S>& x, std::size_t i) {
     if constexpr (N == dynamic)
         return i < x.tangent.size() ? x.tangent[i] : T(0);
     else
         return x.tangent[i];
 }
 
-template <class T, std::size_t N>
-constexpr void make_room(dual<T, N>& r, std::size_t n) {
+template <class T, std::size_t N, bool S>
+constexpr void make_room(dual<T, N, S>& r, std::size_t n) {
     if constexpr (N == dynamic)
         r.tangent.assign(n, T(0));
 }
@@ -143,28 +144,55 @@ constexpr T strong_product(const T& a, const T& b) {
 }
 
 // The strong path of such a rule.
-template <class T, std::size_t N>
-constexpr void strong_scale(dual<T, N>& r, const T& p, const dual<T, N>& x) {
+template <class T, std::size_t N, bool S>
+constexpr void strong_scale(dual<T, N, S>& r, const T& p, const dual<T, N, S>& x) {
     if constexpr (N == dynamic)
         make_room(r, directions(x));
     for (std::size_t i = 0; i < directions(r); ++i)
         r.tangent[i] = strong_product(p, tangent_at(x, i));
 }
-template <class T, std::size_t N>
-constexpr void
-strong_combine(dual<T, N>& r, const T& pa, const dual<T, N>& a, const T& pb, const dual<T, N>& b) {
+template <class T, std::size_t N, bool S>
+constexpr void strong_combine(
+    dual<T, N, S>& r, const T& pa, const dual<T, N, S>& a, const T& pb, const dual<T, N, S>& b) {
     if constexpr (N == dynamic)
         make_room(r, std::max(directions(a), directions(b)));
     for (std::size_t i = 0; i < directions(r); ++i)
         r.tangent[i] = strong_product(pa, tangent_at(a, i)) + strong_product(pb, tangent_at(b, i));
 }
 
-template <class Rule, class T, std::size_t N>
-NABLA_ALWAYS_INLINE constexpr dual<T, N> apply_unary(const dual<T, N>& x) {
+// A strong dual (dual<T, N, true>, docs/conventions.md) keeps structural zeros strong across its
+// directions: a partial times a tangent that is exactly zero is 0, even where the partial is
+// infinite or NaN. (The transformations evaluate on it again when a plain dual's tangents have a
+// NaN: sqrt(x) + y at x = 0 has d/dy = 1, not inf * 0.)
+template <class T>
+constexpr T tangent_product(const T& p, const T& t) {
+    return exactly_zero(t) ? T(0) : p * t;
+}
+template <class T, std::size_t N, bool S>
+constexpr void masked_scale(dual<T, N, S>& r, const T& p, const dual<T, N, S>& x) {
+    if constexpr (N == dynamic)
+        make_room(r, directions(x));
+    for (std::size_t i = 0; i < directions(r); ++i)
+        r.tangent[i] = tangent_product(p, tangent_at(x, i));
+}
+template <class T, std::size_t N, bool S>
+constexpr void masked_combine(
+    dual<T, N, S>& r, const T& pa, const dual<T, N, S>& a, const T& pb, const dual<T, N, S>& b) {
+    if constexpr (N == dynamic)
+        make_room(r, std::max(directions(a), directions(b)));
+    for (std::size_t i = 0; i < directions(r); ++i)
+        r.tangent[i] =
+            tangent_product(pa, tangent_at(a, i)) + tangent_product(pb, tangent_at(b, i));
+}
+
+template <class Rule, class T, std::size_t N, bool S>
+NABLA_ALWAYS_INLINE constexpr dual<T, N, S> apply_unary(const dual<T, N, S>& x) {
     const T y = Rule::value(x.value);
     const T p = to_number<T>(Rule::template partial<0>(y, x.value));
-    dual<T, N> r(y);
-    if constexpr (N != dynamic) {
+    dual<T, N, S> r(y);
+    if constexpr (S) {
+        masked_scale(r, p, x);
+    } else if constexpr (N != dynamic) {
         simd::scale(r.tangent, p, x.tangent);
     } else {
         make_room(r, directions(x));
@@ -174,14 +202,17 @@ NABLA_ALWAYS_INLINE constexpr dual<T, N> apply_unary(const dual<T, N>& x) {
     return r;
 }
 
-template <class Rule, class T, std::size_t N>
-NABLA_ALWAYS_INLINE constexpr dual<T, N> apply_binary(const dual<T, N>& a, const dual<T, N>& b) {
+template <class Rule, class T, std::size_t N, bool S>
+NABLA_ALWAYS_INLINE constexpr dual<T, N, S> apply_binary(const dual<T, N, S>& a,
+                                                         const dual<T, N, S>& b) {
     const T y = Rule::value(a.value, b.value);
     const T pa = to_number<T>(Rule::template partial<0>(y, a.value, b.value));
     const T pb = to_number<T>(Rule::template partial<1>(y, a.value, b.value));
-    dual<T, N> r(y);
+    dual<T, N, S> r(y);
     if constexpr (strong_zero_rule<Rule>)
         strong_combine(r, pa, a, pb, b);
+    else if constexpr (S)
+        masked_combine(r, pa, a, pb, b);
     else if constexpr (N != dynamic) {
         simd::combine(r.tangent, pa, a.tangent, pb, b.tangent);
     } else {
@@ -193,13 +224,15 @@ NABLA_ALWAYS_INLINE constexpr dual<T, N> apply_binary(const dual<T, N>& a, const
 }
 
 // A plain number operand is a constant: only the dual operand's partial is needed.
-template <class Rule, class T, std::size_t N, class U>
-NABLA_ALWAYS_INLINE constexpr dual<T, N> apply_left(const dual<T, N>& a, const U& b) {
+template <class Rule, class T, std::size_t N, bool S, class U>
+NABLA_ALWAYS_INLINE constexpr dual<T, N, S> apply_left(const dual<T, N, S>& a, const U& b) {
     const T y = Rule::value(a.value, b);
     const T pa = to_number<T>(Rule::template partial<0>(y, a.value, b));
-    dual<T, N> r(y);
+    dual<T, N, S> r(y);
     if constexpr (strong_zero_rule<Rule>)
         strong_scale(r, pa, a);
+    else if constexpr (S)
+        masked_scale(r, pa, a);
     else if constexpr (N != dynamic) {
         simd::scale(r.tangent, pa, a.tangent);
     } else {
@@ -210,13 +243,15 @@ NABLA_ALWAYS_INLINE constexpr dual<T, N> apply_left(const dual<T, N>& a, const U
     return r;
 }
 
-template <class Rule, class T, std::size_t N, class U>
-NABLA_ALWAYS_INLINE constexpr dual<T, N> apply_right(const U& a, const dual<T, N>& b) {
+template <class Rule, class T, std::size_t N, bool S, class U>
+NABLA_ALWAYS_INLINE constexpr dual<T, N, S> apply_right(const U& a, const dual<T, N, S>& b) {
     const T y = Rule::value(a, b.value);
     const T pb = to_number<T>(Rule::template partial<1>(y, a, b.value));
-    dual<T, N> r(y);
+    dual<T, N, S> r(y);
     if constexpr (strong_zero_rule<Rule>)
         strong_scale(r, pb, b);
+    else if constexpr (S)
+        masked_scale(r, pb, b);
     else if constexpr (N != dynamic) {
         simd::scale(r.tangent, pb, b.tangent);
     } else {
@@ -227,21 +262,28 @@ NABLA_ALWAYS_INLINE constexpr dual<T, N> apply_right(const U& a, const dual<T, N
     return r;
 }
 
-template <class Rule, class T, std::size_t N>
-constexpr dual<T, N> apply_ternary(const dual<T, N>& a, const dual<T, N>& b, const dual<T, N>& c) {
+template <class Rule, class T, std::size_t N, bool S>
+constexpr dual<T, N, S>
+apply_ternary(const dual<T, N, S>& a, const dual<T, N, S>& b, const dual<T, N, S>& c) {
     const T y = Rule::value(a.value, b.value, c.value);
     const T pa = to_number<T>(Rule::template partial<0>(y, a.value, b.value, c.value));
     const T pb = to_number<T>(Rule::template partial<1>(y, a.value, b.value, c.value));
     const T pc = to_number<T>(Rule::template partial<2>(y, a.value, b.value, c.value));
-    dual<T, N> r(y);
+    dual<T, N, S> r(y);
     const std::size_t n = std::max({directions(a), directions(b), directions(c)});
     make_room(r, n);
-    for (std::size_t i = 0; i < n; ++i)
-        r.tangent[i] = pa * tangent_at(a, i) + pb * tangent_at(b, i) + pc * tangent_at(c, i);
+    for (std::size_t i = 0; i < n; ++i) {
+        if constexpr (S)
+            r.tangent[i] = tangent_product(pa, tangent_at(a, i)) +
+                           tangent_product(pb, tangent_at(b, i)) +
+                           tangent_product(pc, tangent_at(c, i));
+        else
+            r.tangent[i] = pa * tangent_at(a, i) + pb * tangent_at(b, i) + pc * tangent_at(c, i);
+    }
     return r;
 }
 
-// A plain number (not a dual, not an expression) that mixes with dual<T, N>.
+// A plain number (not a dual, not an expression) that mixes with dual<T, N, S>.
 template <class U, class T>
 concept ConstantFor = Number<U> && !is_dual_v<std::remove_cvref_t<U>> &&
                       std::is_convertible_v<U, T> && !Expression<U>;
@@ -250,16 +292,16 @@ concept ConstantFor = Number<U> && !is_dual_v<std::remove_cvref_t<U>> &&
 
 // Arithmetic.
 #define NABLA_DUAL_OPERATOR(op, rule)                                                              \
-    template <class T, std::size_t N>                                                              \
-    constexpr dual<T, N> operator op(const dual<T, N>& a, const dual<T, N>& b) {                   \
+    template <class T, std::size_t N, bool S>                                                      \
+    constexpr dual<T, N, S> operator op(const dual<T, N, S>& a, const dual<T, N, S>& b) {          \
         return detail::apply_binary<rules::rule>(a, b);                                            \
     }                                                                                              \
-    template <class T, std::size_t N, detail::ConstantFor<T> U>                                    \
-    constexpr dual<T, N> operator op(const dual<T, N>& a, const U& b) {                            \
+    template <class T, std::size_t N, bool S, detail::ConstantFor<T> U>                            \
+    constexpr dual<T, N, S> operator op(const dual<T, N, S>& a, const U& b) {                      \
         return detail::apply_left<rules::rule>(a, detail::as_constant<T>(b));                      \
     }                                                                                              \
-    template <class T, std::size_t N, detail::ConstantFor<T> U>                                    \
-    constexpr dual<T, N> operator op(const U& a, const dual<T, N>& b) {                            \
+    template <class T, std::size_t N, bool S, detail::ConstantFor<T> U>                            \
+    constexpr dual<T, N, S> operator op(const U& a, const dual<T, N, S>& b) {                      \
         return detail::apply_right<rules::rule>(detail::as_constant<T>(a), b);                     \
     }
 
@@ -269,52 +311,52 @@ NABLA_DUAL_OPERATOR(*, mul_rule)
 NABLA_DUAL_OPERATOR(/, div_rule)
 #undef NABLA_DUAL_OPERATOR
 
-template <class T, std::size_t N>
-constexpr dual<T, N> operator-(const dual<T, N>& a) {
+template <class T, std::size_t N, bool S>
+constexpr dual<T, N, S> operator-(const dual<T, N, S>& a) {
     return detail::apply_unary<rules::neg_rule>(a);
 }
 
-template <class T, std::size_t N>
-constexpr dual<T, N> operator+(const dual<T, N>& a) {
+template <class T, std::size_t N, bool S>
+constexpr dual<T, N, S> operator+(const dual<T, N, S>& a) {
     return a;
 }
 
 // Comparisons compare values, so code that branches on values (if (x > 0)) works on duals.
-template <class T, std::size_t N>
-constexpr bool operator==(const dual<T, N>& a, const dual<T, N>& b) {
+template <class T, std::size_t N, bool S>
+constexpr bool operator==(const dual<T, N, S>& a, const dual<T, N, S>& b) {
     return a.value == b.value;
 }
-template <class T, std::size_t N, detail::ConstantFor<T> U>
-constexpr bool operator==(const dual<T, N>& a, const U& b) {
+template <class T, std::size_t N, bool S, detail::ConstantFor<T> U>
+constexpr bool operator==(const dual<T, N, S>& a, const U& b) {
     return a.value == static_cast<T>(b);
 }
-template <class T, std::size_t N>
-constexpr auto operator<=>(const dual<T, N>& a, const dual<T, N>& b) {
+template <class T, std::size_t N, bool S>
+constexpr auto operator<=>(const dual<T, N, S>& a, const dual<T, N, S>& b) {
     return a.value <=> b.value;
 }
-template <class T, std::size_t N, detail::ConstantFor<T> U>
-constexpr auto operator<=>(const dual<T, N>& a, const U& b) {
+template <class T, std::size_t N, bool S, detail::ConstantFor<T> U>
+constexpr auto operator<=>(const dual<T, N, S>& a, const U& b) {
     return a.value <=> static_cast<T>(b);
 }
 
 // The functions of the rule table.
 #define NABLA_DUAL_UNARY(function, rule)                                                           \
-    template <class T, std::size_t N>                                                              \
-    constexpr dual<T, N> function(const dual<T, N>& x) {                                           \
+    template <class T, std::size_t N, bool S>                                                      \
+    constexpr dual<T, N, S> function(const dual<T, N, S>& x) {                                     \
         return detail::apply_unary<rules::rule>(x);                                                \
     }
 
 #define NABLA_DUAL_BINARY(function, rule)                                                          \
-    template <class T, std::size_t N>                                                              \
-    constexpr dual<T, N> function(const dual<T, N>& a, const dual<T, N>& b) {                      \
+    template <class T, std::size_t N, bool S>                                                      \
+    constexpr dual<T, N, S> function(const dual<T, N, S>& a, const dual<T, N, S>& b) {             \
         return detail::apply_binary<rules::rule>(a, b);                                            \
     }                                                                                              \
-    template <class T, std::size_t N, detail::ConstantFor<T> U>                                    \
-    constexpr dual<T, N> function(const dual<T, N>& a, const U& b) {                               \
+    template <class T, std::size_t N, bool S, detail::ConstantFor<T> U>                            \
+    constexpr dual<T, N, S> function(const dual<T, N, S>& a, const U& b) {                         \
         return detail::apply_left<rules::rule>(a, detail::as_constant<T>(b));                      \
     }                                                                                              \
-    template <class T, std::size_t N, detail::ConstantFor<T> U>                                    \
-    constexpr dual<T, N> function(const U& a, const dual<T, N>& b) {                               \
+    template <class T, std::size_t N, bool S, detail::ConstantFor<T> U>                            \
+    constexpr dual<T, N, S> function(const U& a, const dual<T, N, S>& b) {                         \
         return detail::apply_right<rules::rule>(detail::as_constant<T>(a), b);                     \
     }
 
@@ -366,62 +408,63 @@ NABLA_DUAL_BINARY(div_strong_zero, div_strong_zero_rule)
 #undef NABLA_DUAL_BINARY
 
 // pow with an integer exponent has its own rule, exact for negative bases.
-template <class T, std::size_t N>
-constexpr dual<T, N> pow(const dual<T, N>& a, const dual<T, N>& b) {
+template <class T, std::size_t N, bool S>
+constexpr dual<T, N, S> pow(const dual<T, N, S>& a, const dual<T, N, S>& b) {
     return detail::apply_binary<rules::pow_rule>(a, b);
 }
-template <class T, std::size_t N, detail::ConstantFor<T> U>
-constexpr dual<T, N> pow(const dual<T, N>& a, const U& b) {
+template <class T, std::size_t N, bool S, detail::ConstantFor<T> U>
+constexpr dual<T, N, S> pow(const dual<T, N, S>& a, const U& b) {
     if constexpr (std::is_integral_v<U>)
         return detail::apply_left<rules::powi_rule>(a, b);
     else
         return detail::apply_left<rules::pow_rule>(a, detail::as_constant<T>(b));
 }
-template <class T, std::size_t N, detail::ConstantFor<T> U>
-constexpr dual<T, N> pow(const U& a, const dual<T, N>& b) {
+template <class T, std::size_t N, bool S, detail::ConstantFor<T> U>
+constexpr dual<T, N, S> pow(const U& a, const dual<T, N, S>& b) {
     return detail::apply_right<rules::pow_rule>(detail::as_constant<T>(a), b);
 }
 
-template <class T, std::size_t N>
-constexpr dual<T, N> fma(const dual<T, N>& a, const dual<T, N>& b, const dual<T, N>& c) {
+template <class T, std::size_t N, bool S>
+constexpr dual<T, N, S>
+fma(const dual<T, N, S>& a, const dual<T, N, S>& b, const dual<T, N, S>& c) {
     return detail::apply_ternary<rules::fma_rule>(a, b, c);
 }
 
-template <class T, std::size_t N, class I>
+template <class T, std::size_t N, bool S, class I>
 requires std::is_integral_v<I>
-constexpr dual<T, N> polygamma(I n, const dual<T, N>& x) {
+constexpr dual<T, N, S> polygamma(I n, const dual<T, N, S>& x) {
     return detail::apply_right<rules::polygamma_rule>(n, x);
 }
 
 // The order as a dual (a static expression evaluated on duals holds it so) is a constant.
-template <class T, std::size_t N>
-constexpr dual<T, N> polygamma(const dual<T, N>& n, const dual<T, N>& x) {
+template <class T, std::size_t N, bool S>
+constexpr dual<T, N, S> polygamma(const dual<T, N, S>& n, const dual<T, N, S>& x) {
     return polygamma(static_cast<int>(primal(n)), x);
 }
 
-template <class T, std::size_t N>
-constexpr dual<T, N> digamma(const dual<T, N>& x) {
+template <class T, std::size_t N, bool S>
+constexpr dual<T, N, S> digamma(const dual<T, N, S>& x) {
     return polygamma(0, x);
 }
 
-template <class T, std::size_t N>
-constexpr bool isfinite(const dual<T, N>& x) {
+template <class T, std::size_t N, bool S>
+constexpr bool isfinite(const dual<T, N, S>& x) {
     using std::isfinite;
     return isfinite(x.value);
 }
-template <class T, std::size_t N>
-constexpr bool isnan(const dual<T, N>& x) {
+template <class T, std::size_t N, bool S>
+constexpr bool isnan(const dual<T, N, S>& x) {
     using std::isnan;
     return isnan(x.value);
 }
-template <class T, std::size_t N>
-constexpr bool isinf(const dual<T, N>& x) {
+template <class T, std::size_t N, bool S>
+constexpr bool isinf(const dual<T, N, S>& x) {
     using std::isinf;
     return isinf(x.value);
 }
 
-template <class T, std::size_t N>
-std::ostream& operator<<(std::ostream& out, const dual<T, N>& x) {
+template <class T, std::size_t N, bool S>
+std::ostream& operator<<(std::ostream& out, const dual<T, N, S>& x) {
     out << x.value << " [";
     for (std::size_t i = 0; i < detail::directions(x); ++i)
         out << (i ? ", " : "") << x.tangent[i];
@@ -430,22 +473,22 @@ std::ostream& operator<<(std::ostream& out, const dual<T, N>& x) {
 
 }  // namespace nabla
 
-// Mixed arithmetic types: dual<T, N> with a plain number U is a dual of their common type.
-template <class T, std::size_t N, class U>
+// Mixed arithmetic types: dual<T, N, S> with a plain number U is a dual of their common type.
+template <class T, std::size_t N, bool S, class U>
 requires std::is_arithmetic_v<U>
-struct std::common_type<nabla::dual<T, N>, U> {
-    using type = nabla::dual<T, N>;
+struct std::common_type<nabla::dual<T, N, S>, U> {
+    using type = nabla::dual<T, N, S>;
 };
-template <class T, std::size_t N, class U>
+template <class T, std::size_t N, bool S, class U>
 requires std::is_arithmetic_v<U>
-struct std::common_type<U, nabla::dual<T, N>> {
-    using type = nabla::dual<T, N>;
+struct std::common_type<U, nabla::dual<T, N, S>> {
+    using type = nabla::dual<T, N, S>;
 };
 
 // The limits of the value type; a dual's tangents do not change its range.
-template <class T, std::size_t N>
-struct std::numeric_limits<nabla::dual<T, N>> : std::numeric_limits<T> {
-    using value_type = nabla::dual<T, N>;
+template <class T, std::size_t N, bool S>
+struct std::numeric_limits<nabla::dual<T, N, S>> : std::numeric_limits<T> {
+    using value_type = nabla::dual<T, N, S>;
     static constexpr value_type min() noexcept { return std::numeric_limits<T>::min(); }
     static constexpr value_type max() noexcept { return std::numeric_limits<T>::max(); }
     static constexpr value_type lowest() noexcept { return std::numeric_limits<T>::lowest(); }
