@@ -239,9 +239,40 @@ auto vjp(const F& f, const Container& x) {
 
 namespace detail {
 
-// The Hessian of f at x by forward over reverse, W columns per recording: the inputs carry
-// dual<R, W> values whose tangents are W unit directions, and after one sweep the tangents of the
-// inputs' adjoints are those W columns of H. set(i, j, value) receives every entry.
+// Columns first .. first + W - 1 of the Hessian of f at x by forward over reverse on the tape t:
+// the inputs carry dual values D whose tangents are W unit directions, and after one sweep the
+// tangents of the inputs' adjoints are those W columns of H. set(i, j, value) receives every entry;
+// whether one is NaN.
+template <class D, std::size_t W, class F, class Container, class Set>
+bool reverse_hessian_columns(const F& f, const Container& x, std::size_t first, Set& set) {
+    using R = promoted<typename Container::value_type>;
+    using active_container = rebind<Container, active<D>>;
+    lent_tape<D> lent;
+    tape<D>& t = lent.get();
+    const std::size_t n = x.size();
+    active_container inputs = container_traits<Container>::template make_like<active<D>>(x);
+    auto recording = t.record();
+    for (std::size_t k = 0; k < n; ++k) {
+        D value(static_cast<R>(element(x, k)));
+        if (k >= first && k < first + W)
+            value.tangent[k - first] = R(1);
+        element(inputs, k) = t.input(value);
+    }
+    const active<D> y = as_active<D>(f(std::as_const(inputs)));
+    t.gradient(y);
+    bool nan = false;
+    for (std::size_t i = 0; i < n; ++i) {
+        const D a = t.adjoint(element(inputs, i));
+        for (std::size_t c = 0; c < W && first + c < n; ++c) {
+            set(i, first + c, a.tangent[c]);
+            nan = nan || a.tangent[c] != a.tangent[c];
+        }
+    }
+    return nan;
+}
+
+// The Hessian of f at x by forward over reverse, W columns per recording; columns with a NaN
+// again on strong duals (docs/conventions.md).
 template <std::size_t W, class F, class Container, class Set>
 void reverse_hessian(const F& f, const Container& x, Set set) {
     using R = promoted<typename Container::value_type>;
@@ -249,27 +280,33 @@ void reverse_hessian(const F& f, const Container& x, Set set) {
     using active_container = rebind<Container, active<D>>;
     check_reverse_generic<F, active_container>();
     if constexpr (std::is_invocable_v<const F&, const active_container&>) {
-        lent_tape<D> lent;
-        tape<D>& t = lent.get();
-        const std::size_t n = x.size();
-        active_container inputs = container_traits<Container>::template make_like<active<D>>(x);
-        for (std::size_t first = 0; first < n; first += W) {
-            auto recording = t.record();
-            for (std::size_t k = 0; k < n; ++k) {
-                D value(static_cast<R>(element(x, k)));
-                if (k >= first && k < first + W)
-                    value.tangent[k - first] = R(1);
-                element(inputs, k) = t.input(value);
-            }
-            const active<D> y = as_active<D>(f(std::as_const(inputs)));
-            t.gradient(y);
-            for (std::size_t i = 0; i < n; ++i) {
-                const D a = t.adjoint(element(inputs, i));
-                for (std::size_t c = 0; c < W && first + c < n; ++c)
-                    set(i, first + c, a.tangent[c]);
-            }
-        }
+        for (std::size_t first = 0; first < x.size(); first += W)
+            if (reverse_hessian_columns<D, W>(f, x, first, set)) [[unlikely]]
+                reverse_hessian_columns<strong_dual_t<D>, W>(f, x, first, set);
     }
+}
+
+// H v on dual numbers D (one tangent), into hv; whether an entry is NaN.
+template <class D, class F, class Container, class Direction>
+bool hvp_on(const F& f, const Container& x, const Direction& v, Container& hv) {
+    using T = typename Container::value_type;
+    using R = promoted<T>;
+    using active_container = rebind<Container, active<D>>;
+    lent_tape<D> lent;
+    tape<D>& t = lent.get();
+    auto recording = t.record();
+    active_container inputs = container_traits<Container>::template make_like<active<D>>(x);
+    for (std::size_t k = 0; k < x.size(); ++k)
+        element(inputs, k) =
+            t.input(D(static_cast<R>(element(x, k)), {static_cast<R>(element(v, k))}));
+    const active<D> y = as_active<D>(f(std::as_const(inputs)));
+    t.gradient(y);
+    bool nan = false;
+    for (std::size_t k = 0; k < x.size(); ++k) {
+        element(hv, k) = static_cast<T>(t.adjoint(element(inputs, k)).tangent[0]);
+        nan = nan || element(hv, k) != element(hv, k);
+    }
+    return nan;
 }
 
 }  // namespace detail
@@ -292,19 +329,8 @@ Container hvp(const F& f, const Container& x, const Direction& v) {
                                     " entries, x has " + std::to_string(x.size()));
     Container hv = x;
     if constexpr (std::is_invocable_v<const F&, const active_container&>) {
-        detail::lent_tape<D> lent;
-        tape<D>& t = lent.get();
-        auto recording = t.record();
-        active_container inputs =
-            detail::container_traits<Container>::template make_like<active<D>>(x);
-        for (std::size_t k = 0; k < x.size(); ++k)
-            detail::element(inputs, k) = t.input(
-                D(static_cast<R>(detail::element(x, k)), {static_cast<R>(detail::element(v, k))}));
-        const active<D> y = detail::as_active<D>(f(std::as_const(inputs)));
-        t.gradient(y);
-        for (std::size_t k = 0; k < x.size(); ++k)
-            detail::element(hv, k) =
-                static_cast<T>(t.adjoint(detail::element(inputs, k)).tangent[0]);
+        if (detail::hvp_on<D>(f, x, v, hv)) [[unlikely]]  // a NaN: again on strong duals
+            detail::hvp_on<detail::strong_dual_t<D>>(f, x, v, hv);
     }
     return hv;
 }
