@@ -237,12 +237,12 @@ NABLA_ALWAYS_INLINE constexpr bool identical(const U& a, const U& b) {
     }
 }
 
-// Where a subexpression's collapsed and named operands go in the statement builder's arrays: the
-// numbers of collapsed and named operands before it in the statement, known from the types. (So
-// every index into those arrays is a constant, and the arrays stay in registers.)
 // The leaf position of a variable whose pair is written as it comes, not merged.
 inline constexpr std::size_t unplaced = std::size_t(-1);
 
+// Where a subexpression's collapsed operands, named operands and variables go in the statement
+// builder's arrays: the numbers of each before it in the statement, known from the types. (So
+// every index into those arrays is a constant, and the arrays stay in registers.)
 template <std::size_t Slot, std::size_t Name, std::size_t Leaf>
 struct position {
     static constexpr std::size_t slot = Slot;
@@ -355,9 +355,6 @@ struct statement_builder {
     std::array<T, Slots> adjoints{};
     std::array<bool, Slots> leads{};
 
-    // The active variables the statement reads, in the order of the expression (the ones inside
-    // named intermediates last), with their partials; index 0 for a constant or one not read (a
-    // use of a named intermediate merged into an earlier one, an accumulated sum).
     // The K-th named intermediate is the first of its type in the statement: its variables get
     // places among the leaves. (A later one of the same type is almost always the same
     // intermediate, merged with it; when it is another, its pairs are written as they come.)
@@ -378,6 +375,9 @@ struct statement_builder {
                ((first_of_type<K>() ? leaf_count<typename list_element<names, K>::type> : 0) + ... +
                 0);
     }
+    // The active variables the statement reads, in the order of the expression (the ones inside
+    // named intermediates last), with their partials; index 0 for a constant or one not read (a
+    // use of a named intermediate merged into an earlier one, an accumulated sum).
     static constexpr std::size_t Leaves = named_leaves_before(std::make_index_sequence<Names>{});
     std::array<tape_index, Leaves> leaf_index{};
     std::array<T, Leaves> leaf_partial{};
