@@ -225,18 +225,24 @@ constexpr std::size_t chunk_width() {
         return forward_chunk;
 }
 
+// x as dual numbers S, seeded with directions start .. stop - 1.
+template <class R, class S, class Container>
+auto seeded_chunk(const Container& x, std::size_t start, std::size_t stop) {
+    auto active = container_traits<Container>::template make_like<S>(x);
+    for (std::size_t k = 0; k < x.size(); ++k)
+        element(active, k) = S(static_cast<R>(element(x, k)));
+    for (std::size_t k = start; k < stop; ++k)
+        element(active, k).tangent[k - start] = R(1);
+    return active;
+}
+
 // The tangents of directions start .. stop - 1 of f at x, on strong duals (a NaN in the plain
 // ones): off the fast path.
 template <class R, class D, class F, class Container>
 [[gnu::noinline]] auto
 strong_chunk(const F& f, const Container& x, std::size_t start, std::size_t stop) {
     using S = strong_dual_t<D>;
-    auto active = container_traits<Container>::template make_like<S>(x);
-    for (std::size_t k = 0; k < x.size(); ++k)
-        element(active, k) = S(static_cast<R>(element(x, k)));
-    for (std::size_t k = start; k < stop; ++k)
-        element(active, k).tangent[k - start] = R(1);
-    return split_result<R, S>(f(active)).second;
+    return split_result<R, S>(f(seeded_chunk<R, S>(x, start, stop))).second;
 }
 
 // Gradient of a function of a container, `forward_chunk` directions per pass.

@@ -22,13 +22,7 @@ namespace detail {
 template <class R, class D, class F, class Container>
 [[gnu::noinline]] void
 strong_columns(const F& f, const Container& x, std::size_t start, std::size_t stop, matrix<R>& j) {
-    using S = strong_dual_t<D>;
-    auto active = container_traits<Container>::template make_like<S>(x);
-    for (std::size_t k = 0; k < x.size(); ++k)
-        element(active, k) = S(static_cast<R>(element(x, k)));
-    for (std::size_t k = start; k < stop; ++k)
-        element(active, k).tangent[k - start] = R(1);
-    const auto y = f(active);
+    const auto y = f(seeded_chunk<R, strong_dual_t<D>>(x, start, stop));
     for (std::size_t i = 0; i < y.size(); ++i)
         for (std::size_t k = start; k < stop; ++k)
             j(i, k) = element(y, i).tangent[k - start];

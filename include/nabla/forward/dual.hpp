@@ -143,23 +143,6 @@ constexpr T strong_product(const T& a, const T& b) {
     return exactly_zero(a) || exactly_zero(b) ? T(0) : a * b;
 }
 
-// The strong path of such a rule.
-template <class T, std::size_t N, bool S>
-constexpr void strong_scale(dual<T, N, S>& r, const T& p, const dual<T, N, S>& x) {
-    if constexpr (N == dynamic)
-        make_room(r, directions(x));
-    for (std::size_t i = 0; i < directions(r); ++i)
-        r.tangent[i] = strong_product(p, tangent_at(x, i));
-}
-template <class T, std::size_t N, bool S>
-constexpr void strong_combine(
-    dual<T, N, S>& r, const T& pa, const dual<T, N, S>& a, const T& pb, const dual<T, N, S>& b) {
-    if constexpr (N == dynamic)
-        make_room(r, std::max(directions(a), directions(b)));
-    for (std::size_t i = 0; i < directions(r); ++i)
-        r.tangent[i] = strong_product(pa, tangent_at(a, i)) + strong_product(pb, tangent_at(b, i));
-}
-
 // A strong dual (dual<T, N, true>, docs/conventions.md) keeps structural zeros strong across its
 // directions: a partial times a tangent that is exactly zero is 0, even where the partial is
 // infinite or NaN. (The transformations evaluate on it again when a plain dual's tangents have a
@@ -168,21 +151,23 @@ template <class T>
 constexpr T tangent_product(const T& p, const T& t) {
     return exactly_zero(t) ? T(0) : p * t;
 }
-template <class T, std::size_t N, bool S>
-constexpr void masked_scale(dual<T, N, S>& r, const T& p, const dual<T, N, S>& x) {
+
+// r's tangents: Product(p, x's tangents), or the sum of two such terms, with one of the guarded
+// products above (the strong path of a strong-zero rule, and every product of a strong dual).
+template <auto Product, class T, std::size_t N, bool S>
+constexpr void guarded_scale(dual<T, N, S>& r, const T& p, const dual<T, N, S>& x) {
     if constexpr (N == dynamic)
         make_room(r, directions(x));
     for (std::size_t i = 0; i < directions(r); ++i)
-        r.tangent[i] = tangent_product(p, tangent_at(x, i));
+        r.tangent[i] = Product(p, tangent_at(x, i));
 }
-template <class T, std::size_t N, bool S>
-constexpr void masked_combine(
+template <auto Product, class T, std::size_t N, bool S>
+constexpr void guarded_combine(
     dual<T, N, S>& r, const T& pa, const dual<T, N, S>& a, const T& pb, const dual<T, N, S>& b) {
     if constexpr (N == dynamic)
         make_room(r, std::max(directions(a), directions(b)));
     for (std::size_t i = 0; i < directions(r); ++i)
-        r.tangent[i] =
-            tangent_product(pa, tangent_at(a, i)) + tangent_product(pb, tangent_at(b, i));
+        r.tangent[i] = Product(pa, tangent_at(a, i)) + Product(pb, tangent_at(b, i));
 }
 
 template <class Rule, class T, std::size_t N, bool S>
@@ -191,7 +176,7 @@ NABLA_ALWAYS_INLINE constexpr dual<T, N, S> apply_unary(const dual<T, N, S>& x) 
     const T p = to_number<T>(Rule::template partial<0>(y, x.value));
     dual<T, N, S> r(y);
     if constexpr (S) {
-        masked_scale(r, p, x);
+        guarded_scale<tangent_product<T>>(r, p, x);
     } else if constexpr (N != dynamic) {
         simd::scale(r.tangent, p, x.tangent);
     } else {
@@ -210,9 +195,9 @@ NABLA_ALWAYS_INLINE constexpr dual<T, N, S> apply_binary(const dual<T, N, S>& a,
     const T pb = to_number<T>(Rule::template partial<1>(y, a.value, b.value));
     dual<T, N, S> r(y);
     if constexpr (strong_zero_rule<Rule>)
-        strong_combine(r, pa, a, pb, b);
+        guarded_combine<strong_product<T>>(r, pa, a, pb, b);
     else if constexpr (S)
-        masked_combine(r, pa, a, pb, b);
+        guarded_combine<tangent_product<T>>(r, pa, a, pb, b);
     else if constexpr (N != dynamic) {
         simd::combine(r.tangent, pa, a.tangent, pb, b.tangent);
     } else {
@@ -230,9 +215,9 @@ NABLA_ALWAYS_INLINE constexpr dual<T, N, S> apply_left(const dual<T, N, S>& a, c
     const T pa = to_number<T>(Rule::template partial<0>(y, a.value, b));
     dual<T, N, S> r(y);
     if constexpr (strong_zero_rule<Rule>)
-        strong_scale(r, pa, a);
+        guarded_scale<strong_product<T>>(r, pa, a);
     else if constexpr (S)
-        masked_scale(r, pa, a);
+        guarded_scale<tangent_product<T>>(r, pa, a);
     else if constexpr (N != dynamic) {
         simd::scale(r.tangent, pa, a.tangent);
     } else {
@@ -249,9 +234,9 @@ NABLA_ALWAYS_INLINE constexpr dual<T, N, S> apply_right(const U& a, const dual<T
     const T pb = to_number<T>(Rule::template partial<1>(y, a, b.value));
     dual<T, N, S> r(y);
     if constexpr (strong_zero_rule<Rule>)
-        strong_scale(r, pb, b);
+        guarded_scale<strong_product<T>>(r, pb, b);
     else if constexpr (S)
-        masked_scale(r, pb, b);
+        guarded_scale<tangent_product<T>>(r, pb, b);
     else if constexpr (N != dynamic) {
         simd::scale(r.tangent, pb, b.tangent);
     } else {
