@@ -4,7 +4,7 @@
 # the compile time of each build directory. The consumer tests (subproject, pkg-config, CMake)
 # run in build-gcc only. Then the sanitizer stage, at -O1 (which compiles 10% faster than -O3):
 # the unit tests built with clang++ under AddressSanitizer + UndefinedBehaviorSanitizer
-# (LeakSanitizer included) in build-asan/, the random-program tests (tests/fuzz/) too, and the
+# (LeakSanitizer included) in build-asan/, the random-program tests (fuzz_tests) too, and the
 # threaded tests under ThreadSanitizer in build-tsan/; any report fails the test. Last,
 # valgrind's memcheck on the tape tests and the random programs of build-gcc.
 #
