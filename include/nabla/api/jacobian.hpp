@@ -17,15 +17,24 @@ namespace nabla {
 
 namespace detail {
 
-// Columns start .. stop - 1 of the Jacobian of f at x, on strong duals (a NaN in the plain ones):
-// off the fast path.
+// Columns start .. stop - 1 of the Jacobian from the outputs y of one pass; whether an entry is
+// NaN.
+template <class Outputs, class R>
+bool write_columns(const Outputs& y, std::size_t start, std::size_t stop, matrix<R>& j) {
+    bool nan = false;
+    for (std::size_t i = 0; i < y.size(); ++i)
+        for (std::size_t k = start; k < stop; ++k) {
+            j(i, k) = element(y, i).tangent[k - start];
+            nan = nan || j(i, k) != j(i, k);
+        }
+    return nan;
+}
+
+// The same columns again on strong duals (a NaN in the plain ones): off the fast path.
 template <class R, class D, class F, class Container>
 [[gnu::noinline]] void
 strong_columns(const F& f, const Container& x, std::size_t start, std::size_t stop, matrix<R>& j) {
-    const auto y = f(seeded_chunk<R, strong_dual_t<D>>(x, start, stop));
-    for (std::size_t i = 0; i < y.size(); ++i)
-        for (std::size_t k = start; k < stop; ++k)
-            j(i, k) = element(y, i).tangent[k - start];
+    write_columns(f(seeded_chunk<R, strong_dual_t<D>>(x, start, stop)), start, stop, j);
 }
 
 }  // namespace detail
@@ -52,13 +61,7 @@ auto jacobian(const F& f, const Container& x) {
             const auto y = f(active);
             if (start == 0)
                 j = detail::zero_matrix<R>(y.size(), n);
-            bool nan = false;
-            for (std::size_t i = 0; i < y.size(); ++i)
-                for (std::size_t k = start; k < stop; ++k) {
-                    j(i, k) = detail::element(y, i).tangent[k - start];
-                    nan = nan || j(i, k) != j(i, k);
-                }
-            if (nan) [[unlikely]]  // again on strong duals
+            if (detail::write_columns(y, start, stop, j)) [[unlikely]]  // again on strong duals
                 detail::strong_columns<R, D>(f, x, start, stop, j);
             for (std::size_t k = start; k < stop; ++k)
                 detail::element(active, k).tangent[k - start] = R(0);
