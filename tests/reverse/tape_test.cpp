@@ -9,8 +9,10 @@
 
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "../rules/function_table.hpp"
@@ -232,6 +234,90 @@ TEST_CASE("tape: auto intermediates record one statement per pair energy", "[rev
     for (const var& v : active)
         g.push_back(t.adjoint(v));
     CHECK(close_all(g, lennard_jones_gradient(q), 1e-13));
+}
+
+TEST_CASE("tape: a statement that is a function of one collapsed intermediate refers to its "
+          "partials",
+          "[reverse]") {
+    // r2 is collapsed (it reads named intermediates); e1, e2 and e3 are functions of r2 alone,
+    // so each refers to r2's six partials in the scratch memory, times its own scale, instead
+    // of copying them. Every value is checked against the closed form.
+    const std::array<double, 6> q{0.3, -1.2, 0.7, 1.9, 0.4, -0.5};
+    tape<> t;
+    auto recording = t.record();
+    std::array<var, 6> x{};
+    for (std::size_t i = 0; i < 6; ++i)
+        x[i] = t.input(q[i]);
+    auto dx = x[0] - x[3];
+    auto dy = x[1] - x[4];
+    auto dz = x[2] - x[5];
+    auto r2 = dx * dx + dy * dy + dz * dz;
+    const std::size_t statements = t.statements();
+    const std::size_t pairs = t.partials();
+    const std::size_t bytes = t.bytes_used();
+    var e1 = 1.0 / (r2 * r2);
+    var e2 = sqrt(r2) * 3.0;
+    var e3 = 2.0 * r2 - r2 * r2;  // r2 twice: merged, then referred to
+    CHECK(t.statements() == statements + 3);
+    CHECK(t.partials() == pairs + 18);  // six each, counted for each statement
+    // The three statements hold two pairs each on the tape, and r2's six partials are in the
+    // scratch memory once: less than r2's copy for one statement.
+    const std::size_t pair = sizeof(std::uint32_t) + sizeof(double);
+    CHECK(t.bytes_used() - bytes <= 6 * pair + 6 * pair + 3 * sizeof(std::uint32_t));
+    var f = e1 + e2 * e3;  // a statement of variables: its own pairs
+    const double ux = q[0] - q[3], uy = q[1] - q[4], uz = q[2] - q[5];
+    const double s = ux * ux + uy * uy + uz * uz;
+    const double v1 = 1.0 / (s * s), v2 = 3.0 * std::sqrt(s), v3 = 2.0 * s - s * s;
+    CHECK(f.value == Approx(v1 + v2 * v3).epsilon(1e-15));
+    // d/ds of each, then ds/dq = 2 (u, -u).
+    const double d1 = -2.0 / (s * s * s), d2 = 1.5 / std::sqrt(s), d3 = 2.0 - 2.0 * s;
+    const std::array<double, 3> u{ux, uy, uz};
+    const auto expect = [&](double dds, std::size_t i) {
+        return (i < 3 ? 2.0 : -2.0) * u[i % 3] * dds;
+    };
+    // One recording, several sweeps: each intermediate's gradient, then f's.
+    const std::array<std::pair<const var*, double>, 4> outputs{
+        {{&e1, d1}, {&e2, d2}, {&e3, d3}, {&f, d1 + d2 * v3 + v2 * d3}}};
+    for (std::size_t k = 0; k < outputs.size(); ++k) {
+        t.gradient(*outputs[k].first);
+        for (std::size_t i = 0; i < 6; ++i) {
+            INFO("output " << k << ", input " << i);
+            CHECK(t.adjoint(x[i]) == Approx(expect(outputs[k].second, i)).epsilon(1e-14));
+        }
+    }
+}
+
+TEST_CASE("tape: a function of one collapsed intermediate with few partials, or next to another "
+          "pair, is copied",
+          "[reverse]") {
+    tape<> t;
+    auto recording = t.record();
+    var a = t.input(1.5), b = t.input(-0.5);
+    auto d = a - b;
+    auto r = d * d + d;  // collapsed (it reads a named intermediate): two partials
+    const std::size_t pairs = t.partials();
+    var e = exp(r);  // two partials: copied, as a reference would be no smaller
+    CHECK(t.partials() == pairs + 2);
+    // s is not the statement recorded last, so it keeps a pair of its own, and r's partials
+    // next to it are copied.
+    var s = t.input(0.25);
+    var other = t.input(4.0);
+    auto c = other - a;
+    auto w = c * c + c * c * c + b * c;  // collapsed: three partials (other, a, b)
+    const std::size_t before = t.partials();
+    s = s + 2.0 * w;
+    CHECK(t.partials() == before + 4);
+    var f = s * e;
+    t.gradient(f);
+    const double dv = 1.5 + 0.5, rv = dv * dv + dv, cv = 4.0 - 1.5;
+    const double wv = cv * cv + cv * cv * cv + -0.5 * cv;
+    const double sv = 0.25 + 2.0 * wv, ev = std::exp(rv);
+    const double dwdc = 2.0 * cv + 3.0 * cv * cv + -0.5;
+    // f = s e: df/ds = e, df/de = s; de/da = e (2 d + 1), de/db = -e (2 d + 1);
+    // ds/dother = 2 dw/dc, ds/da = -2 dw/dc, ds/db = 2 c.
+    CHECK(t.adjoint(a) == Approx(sv * ev * (2.0 * dv + 1.0) - ev * 2.0 * dwdc).epsilon(1e-14));
+    CHECK(t.adjoint(b) == Approx(-sv * ev * (2.0 * dv + 1.0) + ev * 2.0 * cv).epsilon(1e-14));
+    CHECK(t.adjoint(other) == Approx(ev * 2.0 * dwdc).epsilon(1e-14));
 }
 
 TEST_CASE("tape: gradients of run-time loops agree with hand-written ones", "[reverse]") {

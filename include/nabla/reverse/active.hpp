@@ -678,12 +678,15 @@ using placed_t = typename placed<E>::type;
 // Records e as one statement on the active tape and returns the new statement's index (a
 // statement is recorded even when every variable e reads is passive: it then has no partials).
 // An accumulation, sum + e with sum the statement recorded just before (sum += e), keeps sum's
-// partial 1 as a bit of the statement's end instead of a pair.
+// partial 1 as a bit of the statement's end instead of a pair. A statement whose partials are
+// those of one collapsed intermediate (more than two), scaled, refers to them (tape.hpp).
 template <class T, class E>
 NABLA_ALWAYS_INLINE tape_index record_statement(tape<T>* on, const E& e) {
-    statement_builder<T, E, placed_t<E>> b{on};
+    using Builder = statement_builder<T, E, placed_t<E>>;
+    constexpr bool may_refer = Builder::Slots > 0 && Builder::Leaves == 0 && Builder::Names == 0;
+    Builder b{on};
     cursor<T> out = on->statement_cursor();
-    out.open(leaf_count<E>);
+    out.open(may_refer && leaf_count<E> < 2 ? 2 : leaf_count<E>);
     bool accumulates = false;
     if constexpr (accumulated_operand<E> >= 0) {
         constexpr std::size_t k = accumulated_operand<E>;
@@ -702,7 +705,21 @@ NABLA_ALWAYS_INLINE tape_index record_statement(tape<T>* on, const E& e) {
     }
     b.expand_named(out);
     b.write_leaves(out);
-    b.expand(out);
+    if constexpr (may_refer) {
+        // (Only when nothing else was written: an accumulated sum that does not accumulate has a
+        // pair of its own.)
+        const std::size_t total = b.merge_collapsed();
+        const auto one = b.single_collapsed();
+        if (one.found && one.count > 2 && out.written == 0) {
+            out.push(one.begin, one.adjoint);
+            out.push(one.count, T(0));
+            out.close();
+            return on->finish_referring_statement(accumulates, one.count);
+        }
+        b.write_collapsed(out, total);
+    } else {
+        b.expand(out);
+    }
     out.close();
     return on->finish_statement(accumulates);
 }

@@ -21,6 +21,13 @@
 // sum's adjoint first. A statement whose adjoint is zero is skipped, so an infinite partial off the
 // path to the output never turns into NaN (the strong structural zero of docs/conventions.md).
 //
+// A statement whose partials are those of one collapsed intermediate, scaled (the Lennard-Jones
+// pair energy e += 4 (s6^2 - s6), s6 = 1 / r2^3: r2's six partials times dE/dr2), refers to them
+// where the intermediate keeps them (the tape's scratch memory, reverse/active.hpp) instead of
+// copying them: a second bit of its end marks it, and its two pairs hold (where, the scale) and
+// (how many, unused). The sweep goes through those partials with the statement's adjoint times
+// the scale.
+//
 // Variable 0 is the passive slot: constants have index 0 and are never recorded. Each recording
 // has a generation, a number no other recording of any tape has; every active variable carries
 // the generation it was recorded in, so a variable from a tape that was cleared or destroyed, or
@@ -66,9 +73,11 @@ inline constexpr std::size_t tape_limit = std::numeric_limits<tape_index>::max()
 
 // The top bit of a statement's end marks an accumulation (sum += ...): the statement adds the
 // statement recorded just before it with partial 1, kept as this bit instead of an (operand,
-// partial) pair. So the partials of one recording are at most 2^31 - 1.
+// partial) pair. The next bit marks a statement that refers to a collapsed intermediate's
+// partials instead of holding its own. So the partials of one recording are at most 2^30 - 1.
 inline constexpr tape_index accumulates_bit = tape_index(1) << 31;
-inline constexpr tape_index end_mask = accumulates_bit - 1;
+inline constexpr tape_index refers_bit = tape_index(1) << 30;
+inline constexpr tape_index end_mask = refers_bit - 1;
 inline constexpr std::size_t partial_limit = end_mask;
 
 // A fresh generation, never 0 (0 marks a passive variable) and never repeated within 2^32
@@ -94,7 +103,7 @@ grown_capacity(std::size_t capacity, std::size_t needed, std::size_t limit) {
     if (needed > limit)
         throw_tape_error("this recording needs more than " + std::to_string(limit) +
                          " statements or partials, the tape's limit (at most 2^32 - 2 "
-                         "statements and 2^31 - 1 partials: indices are 32-bit; a smaller one is "
+                         "statements and 2^30 - 1 partials: indices are 32-bit; a smaller one is "
                          "set by tape(max_entries))");
     capacity = capacity < 65536 ? 65536 : capacity;
     while (capacity < needed)
@@ -242,9 +251,9 @@ public:
     }
     // A tape that holds at most max_entries statements, and at most max_entries partials (on the
     // tape, and of named subexpressions): a recording that needs more is a tape_error, not an
-    // exhausted machine. The limit cannot exceed the default, 2^32 - 2 statements and 2^31 - 1
-    // partials on the tape (indices are 32-bit; the top bit of a statement's end marks an
-    // accumulation).
+    // exhausted machine. The limit cannot exceed the default, 2^32 - 2 statements and 2^30 - 1
+    // partials on the tape (indices are 32-bit; the top two bits of a statement's end mark an
+    // accumulation and a reference).
     explicit tape(std::size_t max_entries) {
         const std::size_t limit =
             max_entries < detail::tape_limit ? max_entries : detail::tape_limit;
@@ -271,6 +280,7 @@ public:
         ends_.assign(1, 0);  // statement 0: the passive slot
         adjoints_.clear();
         scratch_.clear();
+        referred_ = 0;
         customs_.clear();
     }
 
@@ -306,9 +316,10 @@ public:
     // capacity check for all of them (the spans have one size, or it is a tape_error).
     void inputs(std::span<const T> values, std::span<active<T>> variables);
 
-    // The number of statements recorded (the passive slot included) and of partials.
+    // The number of statements recorded (the passive slot included) and of partials (the partials
+    // of a collapsed intermediate that a statement refers to counted for that statement).
     std::size_t statements() const { return ends_.size(); }
-    std::size_t partials() const { return pairs_.size(); }
+    std::size_t partials() const { return pairs_.size() + referred_; }
     // Bytes of tape memory this recording uses, and bytes reserved (kept across recordings).
     std::size_t bytes_used() const {
         constexpr std::size_t pair = sizeof(detail::tape_index) + sizeof(T);
@@ -380,6 +391,15 @@ public:
                    (accumulates ? detail::accumulates_bit : 0));
         return static_cast<detail::tape_index>(s);
     }
+    // The same for a statement whose two pairs refer to `count` partials in the scratch memory.
+    NABLA_ALWAYS_INLINE detail::tape_index finish_referring_statement(bool accumulates,
+                                                                      std::size_t count) {
+        referred_ += count - 2;
+        const std::size_t s = ends_.size();
+        ends_.push(static_cast<detail::tape_index>(pairs_.size()) | detail::refers_bit |
+                   (accumulates ? detail::accumulates_bit : 0));
+        return static_cast<detail::tape_index>(s);
+    }
     // The index of the statement recorded last (0, the passive slot, when there is none) and the
     // number of pairs recorded.
     NABLA_ALWAYS_INLINE detail::tape_index last_statement() const {
@@ -404,20 +424,28 @@ private:
     // Collapsed named subexpressions (reverse/active.hpp): their local partials, expanded into
     // the statements that use them.
     detail::pair_buffer<T> scratch_;
+    // The partials statements refer to in the scratch memory, less their two pairs on the tape.
+    std::size_t referred_ = 0;
 
     // Statements s, s - 1, ..., last + 1. The adjoint of the statement just before the one being
     // swept (an accumulator: sum += ...) is kept in a register, loaded before and stored after,
     // which takes a store and a reload off the chain of dependent steps; the adjoints come out
     // the same, added in the same order. An accumulation adds its adjoint to it first, as the
-    // pair (previous, 1) it stands for would. The loop over a statement's pairs (two to six, as a
-    // rule) is not unrolled: clang++ unrolled it by two, with a remainder, and took RK4's sweep
-    // from 48 to 60 us. (Measured and left out: carrying each statement's end to the next step,
-    // and moving this loop out of line. The g++ figures moved by 10% either way with where the
-    // loop landed in the code, not with its shape.)
+    // pair (previous, 1) it stands for would. A statement that refers to a collapsed
+    // intermediate's partials goes through them in the same loop, from the scratch memory, with
+    // its adjoint times the scale (one loop for both: a second loop, or a function for the
+    // referring statements, made clang++ keep the previous adjoint in memory, or g++ slower on
+    // the other statements). The loop over a statement's pairs (two to six, as a rule) is not
+    // unrolled: clang++ unrolled it by two, with a remainder, and took RK4's sweep from 48 to
+    // 60 us. (Measured and left out: carrying each statement's end to the next step, and moving
+    // this loop out of line. The g++ figures moved by 10% either way with where the loop landed
+    // in the code, not with its shape.)
     void sweep_down_to(std::size_t s, std::size_t last) {
         T* const adjoint = adjoints_.data();
-        const detail::tape_index* const operand = pairs_.indices();
-        const T* const partial = pairs_.partials();
+        const detail::tape_index* const tape_operand = pairs_.indices();
+        const T* const tape_partial = pairs_.partials();
+        const detail::tape_index* const scratch_operand = scratch_.indices();
+        const T* const scratch_partial = scratch_.partials();
         const detail::tape_index* const end = ends_.data();
         T a = adjoint[s];
         for (; s > last; --s) {
@@ -428,10 +456,24 @@ private:
             if (!detail::exactly_zero(a)) {
                 if (stop & detail::accumulates_bit)
                     next += a;
+                std::size_t first = end[previous] & detail::end_mask;
+                std::size_t after = stop & detail::end_mask;
+                const detail::tape_index* operand = tape_operand;
+                const T* partial = tape_partial;
+                T w = a;
+                if (stop & detail::refers_bit) [[unlikely]] {
+                    // (where, scale), (how many, unused): the partials of a collapsed
+                    // intermediate in the scratch memory, times the scale.
+                    w = a * tape_partial[first];
+                    const std::size_t from = tape_operand[first];
+                    after = from + tape_operand[first + 1];
+                    first = from;
+                    operand = scratch_operand;
+                    partial = scratch_partial;
+                }
                 NABLA_NO_UNROLL
-                for (detail::tape_index k = end[previous] & detail::end_mask;
-                     k < (stop & detail::end_mask); ++k) {
-                    const T c = partial[k] * a;
+                for (std::size_t k = first; k < after; ++k) {
+                    const T c = partial[k] * w;
                     if (operand[k] == previous)
                         next += c;
                     else
