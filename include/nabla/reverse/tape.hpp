@@ -432,10 +432,11 @@ private:
     // which takes a store and a reload off the chain of dependent steps; the adjoints come out
     // the same, added in the same order. An accumulation adds its adjoint to it first, as the
     // pair (previous, 1) it stands for would. A statement that refers to a collapsed
-    // intermediate's partials goes through them in the same loop, from the scratch memory, with
-    // its adjoint times the scale (one loop for both: a second loop, or a function for the
-    // referring statements, made clang++ keep the previous adjoint in memory, or g++ slower on
-    // the other statements). The loop over a statement's pairs (two to six, as a rule) is not
+    // intermediate's partials goes through them from the scratch memory with its adjoint times
+    // the scale, in a loop of its own written out here (a function for both loops, taking or
+    // returning the previous statement's adjoint, made clang++ keep that adjoint in memory or
+    // add it in a chain, 10-40% slower; one loop over pointers chosen per statement made g++'s
+    // other statements slower). The loop over a statement's pairs (two to six, as a rule) is not
     // unrolled: clang++ unrolled it by two, with a remainder, and took RK4's sweep from 48 to
     // 60 us. (Measured and left out: carrying each statement's end to the next step, and moving
     // this loop out of line. The g++ figures moved by 10% either way with where the loop landed
@@ -456,28 +457,31 @@ private:
             if (!detail::exactly_zero(a)) {
                 if (stop & detail::accumulates_bit)
                     next += a;
-                std::size_t first = end[previous] & detail::end_mask;
-                std::size_t after = stop & detail::end_mask;
-                const detail::tape_index* operand = tape_operand;
-                const T* partial = tape_partial;
-                T w = a;
+                const std::size_t first = end[previous] & detail::end_mask;
                 if (stop & detail::refers_bit) [[unlikely]] {
                     // (where, scale), (how many, unused): the partials of a collapsed
                     // intermediate in the scratch memory, times the scale.
-                    w = a * tape_partial[first];
                     const std::size_t from = tape_operand[first];
-                    after = from + tape_operand[first + 1];
-                    first = from;
-                    operand = scratch_operand;
-                    partial = scratch_partial;
-                }
-                NABLA_NO_UNROLL
-                for (std::size_t k = first; k < after; ++k) {
-                    const T c = partial[k] * w;
-                    if (operand[k] == previous)
-                        next += c;
-                    else
-                        adjoint[operand[k]] += c;
+                    const std::size_t to = from + tape_operand[first + 1];
+                    const T w = a * tape_partial[first];
+                    NABLA_NO_UNROLL
+                    for (std::size_t k = from; k < to; ++k) {
+                        const T c = scratch_partial[k] * w;
+                        if (scratch_operand[k] == previous)
+                            next += c;
+                        else
+                            adjoint[scratch_operand[k]] += c;
+                    }
+                } else {
+                    const std::size_t after = stop & detail::end_mask;
+                    NABLA_NO_UNROLL
+                    for (std::size_t k = first; k < after; ++k) {
+                        const T c = tape_partial[k] * a;
+                        if (tape_operand[k] == previous)
+                            next += c;
+                        else
+                            adjoint[tape_operand[k]] += c;
+                    }
                 }
             }
             a = next;
