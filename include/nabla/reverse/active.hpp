@@ -432,11 +432,11 @@ struct statement_builder {
     // The collapsed operand at slot S.
     template <std::size_t S>
     NABLA_ALWAYS_INLINE void shared(const collapsed<T>& c, const T& adjoint) {
+        // (Past the check, a collapsed operand of another recording has no partials.)
         if (c.generation != generation) [[unlikely]]
             on->check(c.generation, c.count == 0 ? 0 : 1);  // passive, or a stale one: throws
-        const bool any = c.count != 0 && c.generation == generation;
-        std::get<S>(begins) = any ? c.begin : no_partials;
-        std::get<S>(counts) = any ? c.count : 0;
+        std::get<S>(begins) = c.count != 0 ? c.begin : no_partials;
+        std::get<S>(counts) = c.count;
         std::get<S>(adjoints) = adjoint * c.scale;
     }
 
