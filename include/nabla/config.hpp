@@ -38,16 +38,6 @@
 #endif
 #endif
 
-// Placed before a loop over a few elements: the optimiser may not unroll it (an unrolled loop's
-// remainder costs more than the two to six trips of a statement's pairs).
-#ifndef NABLA_NO_UNROLL
-#if defined(__GNUC__) || defined(__clang__)
-#define NABLA_NO_UNROLL _Pragma("GCC unroll 1")
-#else
-#define NABLA_NO_UNROLL
-#endif
-#endif
-
 // Keeps a loop over a few elements scalar: the optimiser may not vectorise a loop whose counter
 // passes through this (a vectorised loop's checks and remainder cost more than six elements).
 #ifndef NABLA_SCALAR_LOOP

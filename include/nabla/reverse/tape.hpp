@@ -436,11 +436,11 @@ private:
     // the scale, in a loop of its own written out here (a function for both loops, taking or
     // returning the previous statement's adjoint, made clang++ keep that adjoint in memory or
     // add it in a chain, 10-40% slower; one loop over pointers chosen per statement made g++'s
-    // other statements slower). The loop over a statement's pairs (two to six, as a rule) is not
-    // unrolled: clang++ unrolled it by two, with a remainder, and took RK4's sweep from 48 to
-    // 60 us. (Measured and left out: carrying each statement's end to the next step, and moving
-    // this loop out of line. The g++ figures moved by 10% either way with where the loop landed
-    // in the code, not with its shape.)
+    // other statements slower). (Measured and left out: keeping clang++ from unrolling the loop
+    // over a statement's pairs, which took RK4's sweep from 60 to 48 us but Rosenbrock from 8.7
+    // to 9.0 us; carrying each statement's end to the next step, and moving this loop out of
+    // line: the g++ figures moved by 10% either way with where the loop landed in the code, not
+    // with its shape.)
     void sweep_down_to(std::size_t s, std::size_t last) {
         T* const adjoint = adjoints_.data();
         const detail::tape_index* const tape_operand = pairs_.indices();
@@ -464,7 +464,6 @@ private:
                     const std::size_t from = tape_operand[first];
                     const std::size_t to = from + tape_operand[first + 1];
                     const T w = a * tape_partial[first];
-                    NABLA_NO_UNROLL
                     for (std::size_t k = from; k < to; ++k) {
                         const T c = scratch_partial[k] * w;
                         if (scratch_operand[k] == previous)
@@ -474,7 +473,6 @@ private:
                     }
                 } else {
                     const std::size_t after = stop & detail::end_mask;
-                    NABLA_NO_UNROLL
                     for (std::size_t k = first; k < after; ++k) {
                         const T c = tape_partial[k] * a;
                         if (tape_operand[k] == previous)
