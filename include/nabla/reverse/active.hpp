@@ -35,7 +35,9 @@
 //   - one that is a function of a single collapsed intermediate (s6 of r2) shares its partials,
 //     scaled: nothing is copied.
 // A statement writes one (operand, partial) pair per variable it reads: the uses of one variable
-// (x * x + x) are summed first, compared by index, unless it reads more than eight.
+// (x * x + x) are summed first, compared by index, unless it reads more than eight. A statement
+// whose partials are those of one collapsed intermediate, scaled, and nothing else (the pair
+// energy of r2) refers to them in the scratch memory instead of expanding them (tape.hpp).
 // (The statement builder works on fixed-size arrays indexed by the operand's position in the
 // expression, merged by comparisons the compiler unrolls; the nodes stay small plain structs, which
 // the optimiser keeps in registers: a larger member, or one with a default initialiser, can make
