@@ -385,9 +385,10 @@ public:
     // Ends the statement whose pairs were written last; its index. An accumulation also adds the
     // statement before it with partial 1 (and comes after the tape's first pair). (Sizes never
     // pass the limit, which the buffers check when they grow.)
-    NABLA_ALWAYS_INLINE detail::tape_index finish_statement(bool accumulates = false) {
+    NABLA_ALWAYS_INLINE detail::tape_index finish_statement(bool accumulates = false,
+                                                            detail::tape_index marks = 0) {
         const std::size_t s = ends_.size();
-        ends_.push(static_cast<detail::tape_index>(pairs_.size()) |
+        ends_.push(static_cast<detail::tape_index>(pairs_.size()) | marks |
                    (accumulates ? detail::accumulates_bit : 0));
         return static_cast<detail::tape_index>(s);
     }
@@ -395,10 +396,7 @@ public:
     NABLA_ALWAYS_INLINE detail::tape_index finish_referring_statement(bool accumulates,
                                                                       std::size_t count) {
         referred_ += count - 2;
-        const std::size_t s = ends_.size();
-        ends_.push(static_cast<detail::tape_index>(pairs_.size()) | detail::refers_bit |
-                   (accumulates ? detail::accumulates_bit : 0));
-        return static_cast<detail::tape_index>(s);
+        return finish_statement(accumulates, detail::refers_bit);
     }
     // The index of the statement recorded last (0, the passive slot, when there is none) and the
     // number of pairs recorded.
