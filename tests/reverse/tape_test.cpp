@@ -771,6 +771,22 @@ TEST_CASE("tape: a collapsed intermediate kept across recordings", "[reverse][er
     // And with no recording at all.
     var h = constants * 2.0;
     CHECK(h.value == 12.0);
+
+    // Collapsed first while no tape records (its form is kept, without partials), then used in a
+    // recording: still no partials, the right values and adjoints.
+    var k = 4.0;
+    auto m = k - 1.0;
+    auto offline = m * m + m;  // 12, collapsed on its first use, just below
+    var before = offline * 2.0;
+    CHECK(before.value == 24.0);
+    auto recording = t.record();
+    var z = t.input(1.5);
+    const std::size_t pairs = t.partials();
+    var g = offline * z + offline * offline;
+    CHECK(t.partials() == pairs + 1);  // z only
+    t.gradient(g);
+    CHECK(g.value == 12.0 * 1.5 + 144.0);
+    CHECK(t.adjoint(z) == 12.0);
 }
 
 TEST_CASE("tape: a gradient inside a function that is itself differentiated", "[reverse]") {

@@ -759,11 +759,18 @@ NABLA_ALWAYS_INLINE void check_passive(const E& e) {
         throw_no_tape();
 }
 
+// The generation a collapsed form made without a tape carries (it has no partials, so the number
+// matters only in being not 0, which marks a form not yet made).
+inline constexpr std::uint32_t passive_generation = std::numeric_limits<std::uint32_t>::max();
+
 // The collapsed form of a named node: its partials in the scratch memory, made once. (Once made,
 // it is returned without asking the tape: a form made in another recording, whose variables are
 // then stale too, is reported by the statement that uses it, as making it again would be; a form
 // without partials stays right. So the compiler sees that the uses of one intermediate are the
-// same.)
+// same.) A form made while no tape records is kept as well, so a later use returns the cached form
+// on both paths: with one path rebuilding it, every use after the first was a join of two forms,
+// which g++ could not see equal, and a statement merged the uses of s6 = 1 / (r2 * r2 * r2) at run
+// time (Lennard-Jones: 324 instead of 287 instructions per pair interaction).
 template <class Rule, class T, class... Operands>
 NABLA_ALWAYS_INLINE collapsed<T> collapse(const active_node<Rule, T, Operands...>& e) {
     if (e.cache.generation != 0)
@@ -771,7 +778,8 @@ NABLA_ALWAYS_INLINE collapsed<T> collapse(const active_node<Rule, T, Operands...
     tape<T>* on = active_tape<T>;
     if (on == nullptr) {
         check_passive(e);
-        return collapsed<T>{e.value, 0, 0, 0, T(1)};
+        e.cache = collapsed<T>{e.value, 0, 0, passive_generation, T(1)};
+        return e.cache;
     }
     using E = active_node<Rule, T, Operands...>;
     using Builder = statement_builder<T, E>;
