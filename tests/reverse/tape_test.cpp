@@ -215,6 +215,26 @@ TEST_CASE("tape: a statement keeps one pair per variable it reads", "[reverse]")
     CHECK_THROWS_AS(var(x * x + stale), nabla::tape_error);
 }
 
+TEST_CASE("tape: a passive variable read as it comes adds to no adjoint", "[reverse]") {
+    // d2 is the second named intermediate of its type, so its variables are written as they come:
+    // the constant c too, with index 0, the passive slot. No adjoint sees it, in any sweep.
+    tape<> t;
+    auto recording = t.record();
+    var x = t.input(2.0), y = t.input(-3.0);
+    var c = 7.0;
+    auto d1 = x - c;
+    auto d2 = c - y;
+    var f = d1 * d1 + d2 * d2 + d1 * d2;
+    var g = f * x;
+    const double u = 2.0 - 7.0, w = 7.0 + 3.0, fv = u * u + w * w + u * w;
+    for (int sweep = 0; sweep < 3; ++sweep) {
+        t.gradient(g);
+        CHECK(t.adjoint(x) == Approx(fv + 2.0 * (2.0 * u + w)).epsilon(1e-15));
+        CHECK(t.adjoint(y) == Approx(-2.0 * (2.0 * w + u)).epsilon(1e-15));
+        CHECK(t.adjoint(c) == 0.0);
+    }
+}
+
 TEST_CASE("tape: auto intermediates record one statement per pair energy", "[reverse]") {
     const std::vector<double> q = cluster(2, 7);
     tape<> t;

@@ -239,8 +239,16 @@ NABLA_ALWAYS_INLINE constexpr bool identical(const U& a, const U& b) {
     }
 }
 
-// The leaf position of a variable whose pair is written as it comes, not merged.
+// The leaf position of a variable whose pair is written as it comes, not merged: a variable of a
+// named intermediate after the first of its type. Its pair is written even when the variable is
+// passive, with index 0 (the passive slot, whose adjoint nothing reads): testing for that made the
+// number of pairs, and every place after them, a run-time value (g++: Lennard-Jones recorded in
+// 274 instead of 287 instructions per pair interaction).
 inline constexpr std::size_t unplaced = std::size_t(-1);
+// The leaf position of a sum that does not accumulate: written as it comes, and only when it is
+// active (a sum that starts as a constant then leaves the first statement's partials to a
+// reference, when they are a collapsed intermediate's).
+inline constexpr std::size_t sum_place = std::size_t(-2);
 
 // Where a subexpression's collapsed operands, named operands and variables go in the statement
 // builder's arrays: the numbers of each before it in the statement, known from the types. (So
@@ -385,13 +393,15 @@ struct statement_builder {
     std::array<T, Leaves> leaf_partial{};
     std::array<bool, Leaves> leaf_leads{};
 
-    // The variable at place L (unplaced: written to `out` at once).
+    // The variable at place L (unplaced or a sum's place: written to `out` at once).
     template <std::size_t L>
     NABLA_ALWAYS_INLINE void leaf(cursor<T>& out, const active<T>& v, const T& adjoint) {
         const bool recorded = v.generation() == generation;
         if (!recorded) [[unlikely]]
             on->check(v.generation(), v.index());  // passive (nothing to record), or stale
         if constexpr (L == unplaced) {
+            out.push(recorded ? v.index() : 0, adjoint);
+        } else if constexpr (L == sum_place) {
             if (recorded)
                 out.push(v.index(), adjoint);
         } else {
@@ -700,7 +710,7 @@ NABLA_ALWAYS_INLINE tape_index record_statement(tape<T>* on, const E& e) {
         // (sum's pair, when there is one, is written as it comes: the places for merging are
         // the other operand's.)
         if (!accumulates)
-            propagate_operand_at<k, position<0, 0, unplaced>>(b, out, e, T(1));
+            propagate_operand_at<k, position<0, 0, sum_place>>(b, out, e, T(1));
         propagate_operand_at<1 - k, first_position>(b, out, e, T(1));
     } else {
         propagate<first_position>(b, out, e, T(1));
