@@ -396,16 +396,26 @@ struct statement_builder {
     // The variable at place L (unplaced or a sum's place: written to `out` at once).
     template <std::size_t L>
     NABLA_ALWAYS_INLINE void leaf(cursor<T>& out, const active<T>& v, const T& adjoint) {
+        // A variable of another recording must be passive (index 0), or it is stale. (Two forms
+        // of that check: for a placed variable, testing the index here tells the compiler that
+        // past it the index is the one to write, with no select (clang++: RK4 records in 90
+        // instead of 98 instructions per statement, Lennard-Jones 290 instead of 301 per pair
+        // interaction); for one written as it comes, g++ made better code of the select.)
         const bool recorded = v.generation() == generation;
-        if (!recorded) [[unlikely]]
-            on->check(v.generation(), v.index());  // passive (nothing to record), or stale
+        if constexpr (L == unplaced || L == sum_place) {
+            if (!recorded) [[unlikely]]
+                on->check(v.generation(), v.index());
+        } else {
+            if (!recorded && v.index() != 0) [[unlikely]]
+                on->stale();
+        }
         if constexpr (L == unplaced) {
             out.push(recorded ? v.index() : 0, adjoint);
         } else if constexpr (L == sum_place) {
             if (recorded)
                 out.push(v.index(), adjoint);
         } else {
-            std::get<L>(leaf_index) = recorded ? v.index() : 0;
+            std::get<L>(leaf_index) = v.index();
             std::get<L>(leaf_partial) = adjoint;
         }
     }
