@@ -436,10 +436,13 @@ private:
     // add it in a chain, 10-40% slower; one loop over pointers chosen per statement made g++'s
     // other statements slower). (Measured and left out: keeping clang++ from unrolling the loop
     // over a statement's pairs, which took RK4's sweep from 60 to 48 us but Rosenbrock from 8.7
-    // to 9.0 us; carrying each statement's end to the next step, and moving this loop out of
-    // line: the g++ figures moved by 10% either way with where the loop landed in the code, not
-    // with its shape.)
-    void sweep_down_to(std::size_t s, std::size_t last) {
+    // to 9.0 us; carrying each statement's end to the next step; a second register, for the
+    // statement two back: RK4's sweep 43 to 59 us with g++.) Out of line and aligned to 64 bytes,
+    // so its loops sit at the same offsets from a 64-byte boundary in every program: inlined, g++
+    // laid them out wherever the caller's code put them, and RK4's sweep took 43 or 51 us, and
+    // Rosenbrock's 2.5 or 2.85 us, from that alone (the same builds with -falign-loops=32 took
+    // 43 and 2.5 us).
+    [[gnu::noinline, gnu::aligned(64)]] void sweep_down_to(std::size_t s, std::size_t last) {
         T* const adjoint = adjoints_.data();
         const detail::tape_index* const tape_operand = pairs_.indices();
         const T* const tape_partial = pairs_.partials();
