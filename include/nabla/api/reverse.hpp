@@ -106,6 +106,15 @@ void read_adjoints(const tape<R>& t, const Actives& inputs, Container& g) {
     }
 }
 
+// f called on the active inputs, as a function of its own: the function being recorded is
+// compiled alone, as it would be in a file of its own, whatever surrounds the transformation.
+// (Inlined into the transformation, clang++ 14 recorded Lennard-Jones, N = 256, in 465 instead of
+// 417 us: grad took 644 instead of 584 us. g++ 12 takes the same time either way.)
+template <class F, class... Inputs>
+[[gnu::noinline]] decltype(auto) record_call(const F& f, const Inputs&... inputs) {
+    return f(inputs...);
+}
+
 template <class F, class... Args>
 auto reverse_value_and_grad(const F& f, const Args&... args) {
     using R = promoted<std::common_type_t<Args...>>;
@@ -117,7 +126,8 @@ auto reverse_value_and_grad(const F& f, const Args&... args) {
         tape<R>& t = lent.get();
         auto recording = t.record();
         const std::array<active<R>, n> inputs{t.input(static_cast<R>(args))...};
-        const active<R> y = as_active<R>(std::apply(f, inputs));
+        const active<R> y = as_active<R>(std::apply(
+            [&f](const auto&... in) -> decltype(auto) { return record_call(f, in...); }, inputs));
         t.gradient(y);
         result.value = y.value;
         for (std::size_t i = 0; i < n; ++i)
@@ -140,7 +150,7 @@ auto reverse_value_and_grad_container(const F& f, const Container& x) {
         auto recording = t.record();
         active_container inputs = container_traits<Container>::template make_like<active<R>>(x);
         record_inputs(t, x, inputs);
-        const active<R> y = as_active<R>(f(std::as_const(inputs)));
+        const active<R> y = as_active<R>(record_call(f, std::as_const(inputs)));
         t.gradient(y);
         value = y.value;
         read_adjoints(t, inputs, gradient);
@@ -220,7 +230,7 @@ auto vjp(const F& f, const Container& x) {
     using Y = std::remove_cvref_t<decltype(f(std::as_const(inputs)))>;
     if constexpr (detail::container_traits<Y>::supported) {
         // A container of active variables (or of expressions: each is recorded).
-        const Y y = f(std::as_const(inputs));
+        const Y y = detail::record_call(f, std::as_const(inputs));
         using Outputs = detail::rebind<Y, active<R>>;
         Outputs outputs = detail::container_traits<Y>::template make_like<active<R>>(y);
         auto value = detail::container_traits<Y>::template make_like<R>(y);
@@ -231,7 +241,7 @@ auto vjp(const F& f, const Container& x) {
         return value_and_pullback<decltype(value), pullback<R, Container, Outputs>>{
             value, pullback<R, Container, Outputs>(t, x, std::move(inputs), std::move(outputs))};
     } else {
-        const active<R> y = detail::as_active<R>(f(std::as_const(inputs)));
+        const active<R> y = detail::as_active<R>(detail::record_call(f, std::as_const(inputs)));
         return value_and_pullback<R, pullback<R, Container, active<R>>>{
             y.value, pullback<R, Container, active<R>>(t, x, std::move(inputs), y)};
     }
@@ -258,7 +268,7 @@ bool reverse_hessian_columns(const F& f, const Container& x, std::size_t first, 
             value.tangent[k - first] = R(1);
         element(inputs, k) = t.input(value);
     }
-    const active<D> y = as_active<D>(f(std::as_const(inputs)));
+    const active<D> y = as_active<D>(record_call(f, std::as_const(inputs)));
     t.gradient(y);
     bool nan = false;
     for (std::size_t i = 0; i < n; ++i) {
@@ -299,7 +309,7 @@ bool hvp_on(const F& f, const Container& x, const Direction& v, Container& hv) {
     for (std::size_t k = 0; k < x.size(); ++k)
         element(inputs, k) =
             t.input(D(static_cast<R>(element(x, k)), {static_cast<R>(element(v, k))}));
-    const active<D> y = as_active<D>(f(std::as_const(inputs)));
+    const active<D> y = as_active<D>(record_call(f, std::as_const(inputs)));
     t.gradient(y);
     bool nan = false;
     for (std::size_t k = 0; k < x.size(); ++k) {
