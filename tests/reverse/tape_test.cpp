@@ -826,4 +826,24 @@ TEST_CASE("tape: a gradient inside a function that is itself differentiated", "[
     const auto g = nabla::grad(outer, x);
     CHECK(g[0] == 5.0 * 12.0);
     CHECK(g[1] == 3.0 * 12.0);
+
+    // Both in reverse mode, the inner one on more inputs: each depth has its own tape and its own
+    // vector of active inputs (the outer function reads its inputs after the inner gradient).
+    const auto inner_many = [](const auto& y) { return y[0] * y[0] * y[1] + y[2] + y[3]; };
+    const auto outer_reverse = [&](const auto& v) {
+        const std::vector<double> at{static_cast<double>(v[0]), 2.0, 7.0, 8.0};
+        const std::vector<double> h = nabla::grad(nabla::mode::reverse, inner_many, at);
+        return v[0] * v[1] * h[0];
+    };
+    const auto gr = nabla::grad(nabla::mode::reverse, outer_reverse, x);
+    CHECK(gr[0] == 5.0 * 12.0);
+    CHECK(gr[1] == 3.0 * 12.0);
+    // The lent vectors are resized for each call: fewer inputs, then more.
+    CHECK(
+        nabla::grad(nabla::mode::reverse, inner_many, std::vector<double>{1.0, 2.0, 0.0, 0.0, 9.0})
+            .size() == 5);
+    const auto one =
+        nabla::grad(nabla::mode::reverse, outer_reverse, std::vector<double>{2.0, 1.0});
+    CHECK(one[0] == 1.0 * 8.0);
+    CHECK(one[1] == 2.0 * 8.0);
 }
