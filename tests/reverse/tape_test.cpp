@@ -187,6 +187,13 @@ TEST_CASE("tape: a statement keeps one pair per variable it reads", "[reverse]")
     CHECK(added(k2) == 2);
     CHECK(t.adjoint(x) == 2.0 * 2.0 * 9.0);
     CHECK(t.adjoint(y) == 2.0 * 3.0 * 4.0);
+    // Two that hold a constant are compared by their contents: alike, merged.
+    auto u = 2.0 * y;
+    auto w = 2.0 * y;
+    var k3 = x * u + w;
+    CHECK(added(k3) == 2);
+    CHECK(t.adjoint(x) == 6.0);
+    CHECK(t.adjoint(y) == 2.0 * 2.0 + 2.0);
 
     // Constants among the variables are never written.
     var c = 7.0;

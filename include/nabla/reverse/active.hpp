@@ -93,7 +93,8 @@ struct active_node;
 template <class Node>
 struct named {
     Node node;
-    // The named node it was copied from (compared, never read).
+    // The named node it was copied from (compared, never read); null for a node that holds a
+    // constant (below, hold).
     const void* origin;
 };
 
@@ -219,6 +220,13 @@ inline constexpr bool held_by_copy = (collapsed_count<Operands> + ... + 0) == 0 
                                      (named_list_t<Operands>::size + ... + 0) == 0 &&
                                      (leaf_count<Operands> + ... + 0) <= 8;
 
+// Whether an expression type holds a constant (1.0 in 1.0 - x).
+template <class E>
+inline constexpr bool holds_constant = !ActiveOperand<E>;
+template <class Rule, class T, class... Operands>
+inline constexpr bool
+    holds_constant<active_node<Rule, T, Operands...>> = (holds_constant<Operands> || ...);
+
 // Whether two numbers are the same in every part (bit for bit, and every tangent of a dual number
 // included): two copies of one intermediate. (Bit for bit, so that a number compared with itself
 // is known to be the same at compile time, NaN or not.)
@@ -314,7 +322,8 @@ void propagate_node(Builder& b,
                     const T& adjoint);
 
 // Whether two expressions of one type are copies of one intermediate: copied from one named
-// object (for a small named intermediate) and every value, constant and variable the same. (Their
+// object (for a small named intermediate without constants) and every value, constant and
+// variable the same. (Their
 // partials are then the same, so a statement may expand one with the sum of both adjoints. For
 // two copies of one named intermediate, the compiler sees the operands are the same and decides
 // at compile time; for copies of two named objects alive at once, that their addresses differ:
@@ -860,7 +869,13 @@ template <class T, class E>
 NABLA_ALWAYS_INLINE constexpr auto hold(E&& e) {
     using D = std::remove_cvref_t<E>;
     if constexpr (is_active_node_v<D> && std::is_lvalue_reference_v<E>) {
-        if constexpr (D::held_by_copy)
+        // (A node that holds a constant keeps no origin, so its uses are told apart by their
+        // contents alone: with its address kept, g++ built every statement that used it in
+        // memory, storing the constant into each copy: Rosenbrock's b = 1.0 - x[i] recorded in
+        // 110.5 instead of 101.6 instructions per term.)
+        if constexpr (D::held_by_copy && holds_constant<D>)
+            return named<D>{e, nullptr};
+        else if constexpr (D::held_by_copy)
             return named<D>{e, &e};
         else
             return collapse(e);
