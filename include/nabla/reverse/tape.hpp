@@ -346,6 +346,10 @@ public:
     // The adjoints of n variables at once: adjoints[k] = adjoint(variables[k]) for every k, with
     // the checks adjoint() makes (the spans have one size, or it is a tape_error).
     void adjoints(std::span<const active<T>> variables, std::span<T> adjoints) const;
+    // The adjoints of n variables recorded one after another from `first` on (t.inputs(values,
+    // variables) records them so), after a sweep: a view of the tape's memory, valid until the
+    // next recording or sweep.
+    std::span<const T> adjoints_from(const active<T>& first, std::size_t n) const;
     // The reverse sweep over every statement, last to first. A custom operation (reverse/
     // custom.hpp) is one entry whose pullback runs once the adjoints of its outputs are complete.
     void sweep() {
