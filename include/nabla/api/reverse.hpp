@@ -157,12 +157,9 @@ auto reverse_value_and_grad_container(const F& f, const Container& x) {
     // are recorded one after another); made at x's size and filled, it was zeroed first, and
     // that took 4% of a gradient of 10^5 inputs. Other containers have x's shape and are filled.
     constexpr bool copied = std::is_same_v<Container, std::vector<R>>;
-    Container gradient = [&x] {
-        if constexpr (copied)
-            return Container();
-        else
-            return x;
-    }();
+    Container gradient{};
+    if constexpr (!copied)
+        gradient = x;
     R value{};
     if constexpr (std::is_invocable_v<const F&, const active_container&>) {
         lent_tape<R> lent;
