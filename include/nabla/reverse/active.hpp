@@ -323,13 +323,12 @@ void propagate_node(Builder& b,
 
 // Whether two expressions of one type are copies of one intermediate: copied from one named
 // object (for a small named intermediate without constants) and every value, constant and
-// variable the same. (Their
-// partials are then the same, so a statement may expand one with the sum of both adjoints. For
-// two copies of one named intermediate, the compiler sees the operands are the same and decides
-// at compile time; for copies of two named objects alive at once, that their addresses differ:
-// comparing the contents of Lennard-Jones's dx, dy and dz took about 50 of 275 instructions per
-// pair interaction. The contents are still compared for one object at two times, a helper's
-// local in two calls.)
+// variable the same. (Their partials are then the same, so a statement may expand one with the
+// sum of both adjoints. For two copies of one named intermediate, the compiler sees the operands
+// are the same and decides at compile time; for copies of two named objects alive at once, that
+// their addresses differ: comparing the contents of Lennard-Jones's dx, dy and dz took about 50
+// of 275 instructions per pair interaction. The contents are still compared for one object at
+// two times, a helper's local in two calls.)
 template <class E>
 NABLA_ALWAYS_INLINE constexpr bool same_expression(const E& a, const E& b);
 template <class Rule, class T, class... Operands, std::size_t... I>
