@@ -1082,8 +1082,7 @@ template <class T>
 void tape<T>::adjoints(std::span<const active<T>> variables, std::span<T> adjoints) const {
     detail::check_sizes("tape::adjoints(variables, adjoints)", adjoints.size(), variables.size());
     if (adjoints_.size() != ends_.size())
-        detail::throw_tape_error("adjoints() before a sweep: call gradient(output), or "
-                                 "zero_adjoints(), seed() and sweep()");
+        detail::throw_not_swept("adjoints()");
     const T* const adjoint_of = adjoints_.data();
     const std::uint32_t generation = generation_;
     for (std::size_t k = 0; k < variables.size(); ++k) {
@@ -1098,8 +1097,7 @@ void tape<T>::adjoints(std::span<const active<T>> variables, std::span<T> adjoin
 template <class T>
 std::span<const T> tape<T>::adjoints_from(const active<T>& first, std::size_t n) const {
     if (adjoints_.size() != ends_.size())
-        detail::throw_tape_error("adjoints_from() before a sweep: call gradient(output), or "
-                                 "zero_adjoints(), seed() and sweep()");
+        detail::throw_not_swept("adjoints_from()");
     check(first.generation(), first.index());
     if (first.index() == 0 || n > adjoints_.size() - first.index())
         detail::throw_tape_error("adjoints_from(first, n): the " + std::to_string(n) +
@@ -1125,8 +1123,7 @@ NABLA_ALWAYS_INLINE T tape<T>::adjoint(const active<T>& v) const {
     if (v.index() == 0)
         return T(0);  // a constant
     check(v.generation(), v.index());
-    detail::throw_tape_error("adjoint() before a sweep: call gradient(output), or "
-                             "zero_adjoints(), seed() and sweep()");
+    detail::throw_not_swept("adjoint()");
 }
 
 // Arithmetic: each operator builds a node; nothing is recorded until a node is assigned.

@@ -232,6 +232,13 @@ struct cursor {
     throw tape_error("nabla::tape: " + what);
 }
 
+// What reading adjoints before a sweep gets (`what`: the call).
+[[noreturn]] inline void throw_not_swept(const char* what) {
+    throw_tape_error(std::string(what) +
+                     " before a sweep: call gradient(output), or zero_adjoints(), seed() and "
+                     "sweep()");
+}
+
 [[noreturn]] inline void throw_no_tape() {
     throw_tape_error("an active variable is used while no tape records on this thread: keep the "
                      "recording (tape::record()) alive while computing with active variables");
