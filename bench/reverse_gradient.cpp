@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "bench_util.hpp"
+#include "peak_memory.hpp"
 
 #if defined(NABLA_BENCH_ADOLC)
 #include <adolc/adolc.h>
@@ -299,6 +300,42 @@ bool agree(const std::vector<double>& a, const std::vector<double>& b) {
     return true;
 }
 
+// Prints the peak memory of one gradient from a fresh start for each library: a fresh tape,
+// trace or recording in a child process (bench/peak_memory.hpp). main() measures every workload
+// before it times any, so that no memory freed by an earlier workload is reused unseen.
+template <class F, class AdolcF, class SacadoF>
+void peak_memory(const char* title,
+                 const F& f,
+                 [[maybe_unused]] const AdolcF& adolc_f,
+                 [[maybe_unused]] const SacadoF& sacado_f,
+                 const std::vector<double>& x) {
+    const long nabla_peak = nabla_bench::peak_bytes([&] {
+        taped fresh;
+        std::vector<double> g(x.size());
+        fresh.gradient(f, x, g);
+    });
+    // -1: not measurable here.
+    const auto megabytes = [](long bytes) { return bytes < 0 ? -1.0 : double(bytes) / 1e6; };
+    std::printf("  %-48s nabla %7.2f MB", title, megabytes(nabla_peak));
+#if defined(NABLA_BENCH_ADOLC)
+    const long adolc_peak = nabla_bench::peak_bytes([&] {
+        const short fresh_tag = 2;  // a tag this process never traces
+        std::vector<double> g(x.size());
+        adolc_trace(fresh_tag, adolc_f, x);
+        gradient(fresh_tag, int(x.size()), x.data(), g.data());
+    });
+    std::printf("   ADOL-C (traced) %7.2f MB", megabytes(adolc_peak));
+#endif
+#if defined(NABLA_BENCH_SACADO)
+    const long sacado_peak = nabla_bench::peak_bytes([&] {
+        std::vector<double> g(x.size());
+        sacado_gradient(sacado_f, x, g);
+    });
+    std::printf("   Sacado %7.2f MB", megabytes(sacado_peak));
+#endif
+    std::printf("\n");
+}
+
 template <class F, class Hand, class AdolcF, class SacadoF>
 int race(const char* title,
          const F& f,
@@ -383,13 +420,19 @@ int race(const char* title,
     );
     nabla_bench::report(title, c);
     const double tape_bytes = double(tape.t.bytes_used());
-    std::printf("  nabla tape: %zu statements, %zu partials, %.2f MB (%.1f bytes per partial, "
-                "scratch and adjoints included)\n",
+    std::printf("  nabla tape: %zu statements, %zu partials, %.2f MB (%.1f bytes per statement, "
+                "%.1f per partial; scratch and adjoints included)\n",
                 tape.t.statements(), tape.t.partials(), tape_bytes / 1e6,
-                tape_bytes / double(tape.t.partials()));
+                tape_bytes / double(tape.t.statements()), tape_bytes / double(tape.t.partials()));
 #if defined(NABLA_BENCH_ADOLC)
-    std::printf("  ADOL-C trace: %zu operations, %zu locations, %zu values\n",
-                stats[NUM_OPERATIONS], stats[NUM_LOCATIONS], stats[NUM_VALUES]);
+    // An operation is a byte, a location a 32-bit locint, a value a double; the Taylor stack
+    // holds the values the reverse sweep needs back, doubles too.
+    const double trace_bytes = double(stats[NUM_OPERATIONS]) + 4.0 * double(stats[NUM_LOCATIONS]) +
+                               8.0 * double(stats[NUM_VALUES]);
+    std::printf("  ADOL-C trace: %zu operations, %zu locations, %zu values, %.2f MB; Taylor "
+                "stack %zu values, %.2f MB\n",
+                stats[NUM_OPERATIONS], stats[NUM_LOCATIONS], stats[NUM_VALUES], trace_bytes / 1e6,
+                stats[TAY_STACK_SIZE], 8.0 * double(stats[TAY_STACK_SIZE]) / 1e6);
 #endif
     return 0;
 }
@@ -445,19 +488,37 @@ int main() {
     const auto sacado_log_sum_exp = nullptr;
     const auto sacado_rk4 = nullptr;
 #endif
+    const std::vector<double> rosenbrock_small = points(1000, 1.0),
+                              rosenbrock_large = points(100000, 1.0),
+                              lennard_jones_small = lattice(256),
+                              lennard_jones_large = lattice(1024),
+                              log_sum_exp_x = points(100000, 3.0), rk4_p{1.1, 0.4, 0.1, 0.4};
+    std::printf("peak memory of one gradient from a fresh start (one child process each)\n");
+    peak_memory("extended Rosenbrock, n = 1000", rosenbrock, adolc_rosenbrock, sacado_rosenbrock,
+                rosenbrock_small);
+    peak_memory("extended Rosenbrock, n = 100000", rosenbrock, adolc_rosenbrock, sacado_rosenbrock,
+                rosenbrock_large);
+    peak_memory("Lennard-Jones, N = 256", lennard_jones, adolc_lennard_jones, sacado_lennard_jones,
+                lennard_jones_small);
+    peak_memory("Lennard-Jones, N = 1024", lennard_jones, adolc_lennard_jones, sacado_lennard_jones,
+                lennard_jones_large);
+    peak_memory("log-sum-exp, n = 100000", log_sum_exp, adolc_log_sum_exp, sacado_log_sum_exp,
+                log_sum_exp_x);
+    peak_memory("RK4, Lotka-Volterra, 1000 steps", lotka_volterra_rk4, adolc_rk4, sacado_rk4,
+                rk4_p);
+
     int failed = 0;
     failed += race("extended Rosenbrock, n = 1000", rosenbrock, rosenbrock_by_hand,
-                   adolc_rosenbrock, sacado_rosenbrock, points(1000, 1.0), 2000);
+                   adolc_rosenbrock, sacado_rosenbrock, rosenbrock_small, 2000);
     failed += race("extended Rosenbrock, n = 100000", rosenbrock, rosenbrock_by_hand,
-                   adolc_rosenbrock, sacado_rosenbrock, points(100000, 1.0), 20);
+                   adolc_rosenbrock, sacado_rosenbrock, rosenbrock_large, 20);
     failed += race("Lennard-Jones, N = 256", lennard_jones, lennard_jones_by_hand,
-                   adolc_lennard_jones, sacado_lennard_jones, lattice(256), 40);
+                   adolc_lennard_jones, sacado_lennard_jones, lennard_jones_small, 40);
     failed += race("Lennard-Jones, N = 1024", lennard_jones, lennard_jones_by_hand,
-                   adolc_lennard_jones, sacado_lennard_jones, lattice(1024), 3);
+                   adolc_lennard_jones, sacado_lennard_jones, lennard_jones_large, 3);
     failed += race("log-sum-exp, n = 100000", log_sum_exp, log_sum_exp_by_hand, adolc_log_sum_exp,
-                   sacado_log_sum_exp, points(100000, 3.0), 20);
+                   sacado_log_sum_exp, log_sum_exp_x, 20);
     failed += race("RK4, Lotka-Volterra, 1000 steps, 4 parameters", lotka_volterra_rk4,
-                   lotka_volterra_rk4_by_hand, adolc_rk4, sacado_rk4,
-                   std::vector<double>{1.1, 0.4, 0.1, 0.4}, 200);
+                   lotka_volterra_rk4_by_hand, adolc_rk4, sacado_rk4, rk4_p, 200);
     return failed;
 }
