@@ -1,5 +1,5 @@
-// nabla::hessian and nabla::jacobian (forward over forward, forward mode), returning
-// xt::xtensor<R, 2>.
+// nabla::hessian and nabla::jacobian (forward over forward, forward mode; reverse mode on the
+// tape), returning xt::xtensor<R, 2>.
 
 #include <nabla/tensor.hpp>
 
@@ -119,6 +119,77 @@ TEST_CASE("jacobian of a vector function", "[api][jacobian]") {
     CHECK(jp(0, 1) == Approx(-2.0 * std::sin(0.5)));
     CHECK(jp(1, 0) == Approx(std::sin(0.5)));
     CHECK(jp(1, 1) == Approx(2.0 * std::cos(0.5)));
+}
+
+TEST_CASE("jacobian in reverse mode: one recording, one sweep per row",
+          "[api][jacobian][reverse]") {
+    // Few outputs of many inputs, with branches and a loop whose length depends on the values
+    // (the case reverse mode is for): each row against the forward-mode Jacobian, which computes
+    // it by another route (dual numbers, columns), and one against the derivative by hand.
+    const auto moments = [](const auto& x) {
+        using T = std::decay_t<decltype(x[0])>;
+        using std::exp, std::log, std::sin;
+        T sum = 0.0, squares = 0.0, clipped = 0.0;
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            sum += x[i];
+            squares += x[i] * x[i];
+            if (x[i] > 0.0)
+                clipped += log(1.0 + x[i]);
+            else
+                clipped += sin(x[i]) * exp(x[i]);
+        }
+        T halvings = sum;
+        while (halvings > 1.0)
+            halvings = 0.5 * halvings;
+        return std::vector<T>{sum, squares, clipped, halvings, T(x[0] * x[x.size() - 1])};
+    };
+    std::vector<double> x(37);
+    for (std::size_t i = 0; i < x.size(); ++i)
+        x[i] = std::sin(1.3 * static_cast<double>(i) + 0.4);
+    const auto forward = nabla::jacobian(moments, x);
+    const auto reverse = nabla::jacobian(nabla::mode::reverse, moments, x);
+    REQUIRE(reverse.shape() == forward.shape());
+    REQUIRE(reverse.shape()[0] == 5);
+    for (std::size_t i = 0; i < 5; ++i)
+        for (std::size_t k = 0; k < x.size(); ++k) {
+            INFO("row " << i << ", column " << k);
+            CHECK(reverse(i, k) == Approx(forward(i, k)).epsilon(1e-14).margin(1e-300));
+        }
+    for (std::size_t k = 0; k < x.size(); ++k) {
+        CHECK(reverse(0, k) == 1.0);
+        CHECK(reverse(1, k) == 2.0 * x[k]);
+    }
+
+    // std::array and xtensor in and out, and an output that is an input or a constant.
+    const auto polar = [](const auto& p) {
+        using T = std::decay_t<decltype(p[0])>;
+        using std::cos, std::sin;
+        return std::array<T, 4>{p[0] * cos(p[1]), p[0] * sin(p[1]), p[1], T(2.0)};
+    };
+    const auto jp = nabla::jacobian(nabla::mode::reverse, polar, std::array{2.0, 0.5});
+    REQUIRE(jp.shape()[0] == 4);
+    CHECK(jp(0, 0) == Approx(std::cos(0.5)).epsilon(1e-15));
+    CHECK(jp(0, 1) == Approx(-2.0 * std::sin(0.5)).epsilon(1e-15));
+    CHECK(jp(1, 0) == Approx(std::sin(0.5)).epsilon(1e-15));
+    CHECK(jp(1, 1) == Approx(2.0 * std::cos(0.5)).epsilon(1e-15));
+    CHECK(jp(2, 0) == 0.0);
+    CHECK(jp(2, 1) == 1.0);
+    CHECK(jp(3, 0) == 0.0);
+    CHECK(jp(3, 1) == 0.0);
+    const auto squares = [](const auto& q) {
+        using T = std::decay_t<decltype(q(0))>;
+        xt::xtensor<T, 1> out = xt::xtensor<T, 1>::from_shape({q.size() - 1});
+        for (std::size_t i = 0; i + 1 < q.size(); ++i)
+            out(i) = q(i) * q(i + 1);
+        return out;
+    };
+    const xt::xtensor<double, 1> q = {0.1, 0.7, -0.4, 1.3};
+    const auto jq = nabla::jacobian(nabla::mode::reverse, squares, q);
+    REQUIRE(jq.shape()[0] == 3);
+    REQUIRE(jq.shape()[1] == 4);
+    for (std::size_t i = 0; i < 3; ++i)
+        for (std::size_t k = 0; k < 4; ++k)
+            CHECK(jq(i, k) == (k == i ? q(i + 1) : k == i + 1 ? q(i) : 0.0));
 }
 
 TEST_CASE("xtensor containers as inputs", "[api][tensor]") {

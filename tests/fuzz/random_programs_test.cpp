@@ -1,7 +1,8 @@
 // Differential testing across every mode: random programs (tests/fuzz/program.hpp) over every
 // function of the rule table, with branches and loops on values, differentiated by forward mode
 // (dual numbers in chunks), reverse mode (the tape), forward over forward and forward over
-// reverse (Hessians), Hessian-vector products and Taylor series along a direction. The modes must
+// reverse (Hessians), Jacobians in both modes, Hessian-vector products and Taylor series along a
+// direction. The modes must
 // agree with each other to near double precision and with a Richardson-extrapolated central
 // difference within its error bound.
 //
@@ -19,6 +20,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "program.hpp"
@@ -106,6 +108,29 @@ void check_program(const program& p, tally& counts) {
             CHECK(near(hessian_forward(i, j), hessian_reverse(i, j), 1e-10));
             CHECK(near(hessian_forward(i, j), hessian_forward(j, i), 1e-10));
         }
+
+    // Jacobians of a function with three outputs built on the program: forward mode (columns on
+    // dual numbers) against reverse mode (one recording, a sweep per row), and both against the
+    // rows the gradient gives by the chain rule: grad f, x0 grad f + f e0, cos(f) grad f + e_last.
+    const auto outputs = [&p](const auto& y) {
+        using T = std::decay_t<decltype(y[0])>;
+        using std::sin;
+        const T fy = nabla_fuzz::run(p, y);
+        return std::vector<T>{fy, T(fy * y[0]), T(sin(fy) + y[y.size() - 1])};
+    };
+    const auto jacobian_forward = nabla::jacobian(outputs, x);
+    const auto jacobian_reverse = nabla::jacobian(nabla::mode::reverse, outputs, x);
+    REQUIRE(jacobian_reverse.shape() == jacobian_forward.shape());
+    for (std::size_t j = 0; j < n; ++j) {
+        const double rows[3] = {forward[j], x[0] * forward[j] + (j == 0 ? value : 0.0),
+                                std::cos(value) * forward[j] + (j == n - 1 ? 1.0 : 0.0)};
+        for (std::size_t i = 0; i < 3; ++i) {
+            INFO("J(" << i << ", " << j << "): forward " << jacobian_forward(i, j) << ", reverse "
+                      << jacobian_reverse(i, j) << ", chain rule " << rows[i]);
+            CHECK(near(jacobian_forward(i, j), jacobian_reverse(i, j), 1e-11));
+            CHECK(near(jacobian_reverse(i, j), rows[i], 1e-11));
+        }
+    }
 
     // A direction, Hessian-vector product and Taylor series along it.
     std::vector<double> v(n);

@@ -1,8 +1,14 @@
 #pragma once
-// nabla::jacobian: the matrix of first derivatives of a vector function F: R^n -> R^m, by forward
-// mode, forward_chunk columns per evaluation. F takes a std::array or std::vector of numbers and
-// returns a std::array or std::vector (of the same number type). The result is an
-// xt::xtensor<R, 2> of shape (m, n), J(i, j) = dF_i / dx_j.
+// nabla::jacobian: the matrix of first derivatives of a vector function F: R^n -> R^m. F takes a
+// container of numbers (std::array, std::vector, xtensor) and returns one (of the same number
+// type). The result is an xt::xtensor<R, 2> of shape (m, n), J(i, j) = dF_i / dx_j.
+//
+//   nabla::jacobian(F, x)                 // forward mode: forward_chunk columns per evaluation
+//   nabla::jacobian(nabla::mode::reverse, F, x)   // one recording, then one sweep per row
+//
+// Forward mode costs about n / forward_chunk evaluations on dual numbers, reverse mode one
+// recording and m sweeps: reverse for few outputs and many inputs, forward otherwise. (The default
+// is forward: m is known only once F has been called.)
 
 #include <algorithm>
 #include <cstddef>
@@ -10,8 +16,12 @@
 #include <vector>
 
 #include "../forward/dual.hpp"
+#include "../reverse/active.hpp"
+#include "../reverse/tape.hpp"
 #include "../tensor/matrix.hpp"
 #include "forward.hpp"
+#include "grad.hpp"
+#include "reverse.hpp"
 
 namespace nabla {
 
@@ -40,9 +50,10 @@ strong_columns(const F& f, const Container& x, std::size_t start, std::size_t st
 }  // namespace detail
 
 template <class F, class Container>
-auto jacobian(const F& f, const Container& x) {
+auto jacobian(mode::forward_t, const F& f, const Container& x) {
     static_assert(detail::NumberContainer<Container>,
-                  "nabla::jacobian(F, x): x is a std::array or std::vector of numbers.");
+                  "nabla::jacobian(F, x): x is a container of numbers (std::vector, std::array, "
+                  "xtensor).");
     using R = detail::promoted<typename Container::value_type>;
     constexpr std::size_t width = forward_chunk;
     using D = dual<R, width>;
@@ -70,6 +81,54 @@ auto jacobian(const F& f, const Container& x) {
         }
     }
     return j;
+}
+
+// Reverse mode: F is recorded once on the tape, and row i is the adjoints of the inputs after a
+// sweep seeded with output i (the vector-Jacobian product with e_i; see nabla::vjp).
+template <class F, class Container>
+auto jacobian(mode::reverse_t, const F& f, const Container& x) {
+    static_assert(detail::NumberContainer<Container>,
+                  "nabla::jacobian(mode::reverse, F, x): x is a container of numbers "
+                  "(std::vector, std::array, xtensor).");
+    using R = detail::promoted<typename Container::value_type>;
+    using active_container = detail::rebind<Container, active<R>>;
+    detail::check_reverse_generic<F, active_container>();
+    const std::size_t n = x.size();
+    matrix<R> j = detail::zero_matrix<R>(0, n);
+    if constexpr (std::is_invocable_v<const F&, const active_container&>) {
+        using Y = std::remove_cvref_t<decltype(f(std::declval<const active_container&>()))>;
+        static_assert(detail::container_traits<Y>::supported,
+                      "nabla::jacobian(mode::reverse, F, x): F returns a container of numbers "
+                      "(std::vector, std::array, xtensor); for one number, use nabla::grad.");
+        if constexpr (detail::container_traits<Y>::supported) {
+            detail::lent_tape<R> lent;
+            tape<R>& t = lent.get();
+            auto recording = t.record();
+            active_container inputs =
+                detail::container_traits<Container>::template make_like<active<R>>(x);
+            detail::record_inputs(t, x, inputs);
+            const Y y = detail::record_call(f, std::as_const(inputs));
+            // Each output as a recorded variable (an expression is recorded as a statement).
+            std::vector<active<R>> outputs(y.size());
+            for (std::size_t i = 0; i < y.size(); ++i)
+                outputs[i] = detail::as_active<R>(detail::element(y, i));
+            j = detail::zero_matrix<R>(outputs.size(), n);
+            for (std::size_t i = 0; i < outputs.size(); ++i) {
+                t.zero_adjoints();
+                t.seed(outputs[i]);
+                t.sweep();
+                for (std::size_t k = 0; k < n; ++k)
+                    j(i, k) = t.adjoint(detail::element(inputs, k));
+            }
+        }
+    }
+    return j;
+}
+
+// Forward mode (above) unless a mode is given.
+template <class F, class Container>
+auto jacobian(const F& f, const Container& x) {
+    return jacobian(mode::forward, f, x);
 }
 
 }  // namespace nabla
