@@ -89,7 +89,7 @@ TEST_CASE("grad of a function of a std::array returns a std::array", "[api][forw
     const std::array<double, 3> g = nabla::grad(rosenbrock, small);
     CHECK(g[0] == Approx(rosenbrock_gradient(small)[0]).epsilon(1e-14));
     CHECK(g[2] == Approx(rosenbrock_gradient(small)[2]).epsilon(1e-14));
-    const auto large = wavy_point(std::array<double, 40>{});  // three passes of 16 directions
+    const auto large = wavy_point(std::array<double, 40>{});  // over 16 numbers: reverse mode
     const auto g40 = nabla::grad(rosenbrock, large);
     const auto expected = rosenbrock_gradient(large);
     for (std::size_t i = 0; i < 40; ++i)

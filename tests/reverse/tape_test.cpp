@@ -872,3 +872,152 @@ TEST_CASE("tape: a gradient inside a function that is itself differentiated", "[
     CHECK(one[0] == 1.0 * 8.0);
     CHECK(one[1] == 2.0 * 8.0);
 }
+
+TEST_CASE("tape: log-sum-exp and a 1000-step RK4 integration agree with hand-written gradients "
+          "entry by entry",
+          "[reverse]") {
+    // The benchmark workloads (bench/reverse_gradient.cpp) against their hand-written gradients,
+    // each entry to 1e-12 relative: a normwise comparison would miss a wrong small entry (the
+    // softmax of log-sum-exp spans many orders of magnitude; RK4's sensitivities to b and c
+    // differ in size). The floor only admits entries that are both ~0 (exp underflows to 0).
+    const auto check_entries = [](const std::vector<double>& computed,
+                                  const std::vector<double>& expected) {
+        REQUIRE(computed.size() == expected.size());
+        for (std::size_t i = 0; i < expected.size(); ++i) {
+            INFO("entry " << i << ": " << computed[i] << " against " << expected[i]);
+            CHECK(std::abs(computed[i] - expected[i]) <= 1e-12 * std::abs(expected[i]) + 1e-300);
+        }
+    };
+    std::vector<double> x(1000);
+    for (std::size_t i = 0; i < x.size(); ++i)
+        x[i] = 3.0 * std::sin(0.37 * double(i)) - (i % 97 == 0 ? 40.0 : 0.0);
+    x[500] = -800.0;  // exp(x - max) is 0: an entry that is exactly 0 either way
+    const auto [lse, g] = nabla::value_and_grad(nabla::mode::reverse, nabla_test::log_sum_exp, x);
+    double sum = 0.0;
+    for (double v : x)
+        sum += std::exp(v);
+    CHECK(lse == Approx(std::log(sum)).epsilon(1e-14));
+    const std::vector<double> softmax = nabla_test::log_sum_exp_gradient(x);
+    CHECK(softmax[500] == 0.0);
+    check_entries(g, softmax);
+
+    for (const std::vector<double>& p :
+         {std::vector<double>{1.1, 0.4, 0.1, 0.4}, std::vector<double>{0.7, 0.9, 0.3, 0.2}}) {
+        INFO("p = " << p[0] << ", " << p[1] << ", " << p[2] << ", " << p[3]);
+        check_entries(nabla::grad(nabla::mode::reverse, nabla_test::lotka_volterra_rk4, p),
+                      nabla_test::lotka_volterra_rk4_gradient(p));
+    }
+}
+
+namespace {
+
+// 1 / r^6 of the distance between two particles, returned as an expression that reads the
+// function's locals: r2 is a larger intermediate (it reads named ones), collapsed on its first
+// use. With `distance`, r2 is used (and collapsed) here already, by a statement of its own.
+auto inverse_sixth_power(const std::array<var, 6>& q, var* distance = nullptr) {
+    auto dx = q[0] - q[3];
+    auto dy = q[1] - q[4];
+    auto dz = q[2] - q[5];
+    auto r2 = dx * dx + dy * dy + dz * dz;
+    if (distance != nullptr)
+        *distance = sqrt(r2);
+    return 1.0 / (r2 * r2 * r2);
+}
+
+}  // namespace
+
+TEST_CASE("tape: an expression returned from a function may refer to its collapsed local "
+          "intermediate",
+          "[reverse]") {
+    // The returned expression holds copies of dx, dy, dz and r2; the function's own objects are
+    // gone when it is recorded. Recorded after other statements (r2's partials are not the last
+    // thing in the scratch memory), collapsed before the return or not: the closed form's value
+    // and gradient, s = |u|^2, e = 4 (s^-6 - s^-3), de/dq = 2 (u, -u) de/ds.
+    const std::array<double, 6> q{0.3, -1.2, 0.7, 1.9, 0.4, -0.5};
+    const double ux = q[0] - q[3], uy = q[1] - q[4], uz = q[2] - q[5];
+    const std::array<double, 3> u{ux, uy, uz};
+    const double s = ux * ux + uy * uy + uz * uz, s6 = 1.0 / (s * s * s);
+    const double energy = 4.0 * (s6 * s6 - s6);
+    const double de_ds = 4.0 * (2.0 * s6 - 1.0) * -3.0 * s6 / s;
+    for (const bool collapsed_inside : {false, true}) {
+        INFO("r2 collapsed inside the function: " << collapsed_inside);
+        tape<> t;
+        auto recording = t.record();
+        std::array<var, 6> x{};
+        for (std::size_t i = 0; i < 6; ++i)
+            x[i] = t.input(q[i]);
+        var distance;
+        auto inverse_r6 = inverse_sixth_power(x, collapsed_inside ? &distance : nullptr);
+        var unrelated = x[0] * x[1] + sin(x[2]);  // recorded in between
+        auto other = x[5] - x[4];
+        auto larger = other * other + other;  // another collapsed intermediate, in between
+        var unrelated_too = larger * x[3];
+        var e = 4.0 * (inverse_r6 * inverse_r6 - inverse_r6);
+        CHECK(e.value == Approx(energy).epsilon(1e-15));
+        t.gradient(e);
+        for (std::size_t i = 0; i < 6; ++i) {
+            INFO("input " << i);
+            CHECK(t.adjoint(x[i]) ==
+                  Approx((i < 3 ? 2.0 : -2.0) * u[i % 3] * de_ds).epsilon(1e-14));
+        }
+        if (collapsed_inside) {
+            t.gradient(distance);
+            CHECK(distance.value == Approx(std::sqrt(s)).epsilon(1e-15));
+            CHECK(t.adjoint(x[1]) == Approx(uy / std::sqrt(s)).epsilon(1e-15));
+        }
+        t.gradient(unrelated_too);  // and the statements in between are unharmed
+        CHECK(t.adjoint(x[3]) == Approx(larger.value).epsilon(1e-15));
+        CHECK(unrelated.value == Approx(0.3 * -1.2 + std::sin(0.7)).epsilon(1e-15));
+    }
+}
+
+TEST_CASE("tape: a variable of a destroyed tape is reported, not read", "[reverse][errors]") {
+    // A variable is a handle (value, index, generation); the tape it was recorded on is gone, and
+    // another records now (it may even sit where the first one did). Every use goes through the
+    // tape recording now, whose generation differs: a tape_error that says what happened, and the
+    // tape stays usable. (Nothing here reads the destroyed tape: AddressSanitizer-clean.)
+    var orphan;
+    {
+        tape<> first;
+        auto recording = first.record();
+        orphan = first.input(2.0);
+        var y = orphan * orphan;
+        first.gradient(y);
+        CHECK(first.adjoint(orphan) == 4.0);
+    }
+    CHECK(orphan.value == 2.0);
+    tape<> t;
+    auto recording = t.record();
+    var x = t.input(3.0);
+    var f = x * x;
+    t.gradient(f);
+    CHECK_THROWS_WITH(t.adjoint(orphan), Catch::Contains("cleared or destroyed"));
+    const auto stale = Catch::Contains("from another recording");
+    CHECK_THROWS_AS(t.adjoint(orphan), nabla::tape_error);
+    std::array<var, 2> both{x, orphan};
+    std::array<double, 2> adjoints{};
+    CHECK_THROWS_WITH(t.adjoints(both, adjoints), stale);
+    t.zero_adjoints();
+    CHECK_THROWS_WITH(t.seed(orphan), stale);
+    // In expressions: first or second, inside a small and a larger named intermediate, as the
+    // term of an accumulation, and as the accumulated sum.
+    var s = x * x;
+    const std::size_t statements = t.statements(), pairs = t.partials();
+    CHECK_THROWS_WITH(var(orphan * x), stale);
+    CHECK_THROWS_WITH(var(x + orphan), stale);
+    CHECK_THROWS_AS(var(sin(orphan)), nabla::tape_error);
+    auto d = x - orphan;
+    CHECK_THROWS_WITH(var(d * d), stale);
+    auto r = d * d + d;
+    CHECK_THROWS_WITH(var(x * r), stale);
+    CHECK_THROWS_WITH(s += orphan * 2.0, stale);
+    var sum = orphan;
+    CHECK_THROWS_WITH(sum += x, stale);
+    // Nothing of them was recorded, and the next statement has only its own pairs.
+    CHECK(t.statements() == statements);
+    CHECK(t.partials() == pairs);
+    var g = x * f + s;  // x^3 + x^2
+    t.gradient(g);
+    CHECK(g.value == 36.0);
+    CHECK(t.adjoint(x) == 33.0);
+}
