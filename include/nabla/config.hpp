@@ -38,6 +38,14 @@
 #endif
 #endif
 
+// Keeps the loop that follows from being unrolled (clang++ only: g++ does not unroll loops at -O3
+// unless told to).
+#if defined(__clang__)
+#define NABLA_NO_UNROLL _Pragma("clang loop unroll(disable)")
+#else
+#define NABLA_NO_UNROLL
+#endif
+
 // Keeps a loop over a few elements scalar: the optimiser may not vectorise a loop whose counter
 // passes through this (a vectorised loop's checks and remainder cost more than six elements).
 #ifndef NABLA_SCALAR_LOOP

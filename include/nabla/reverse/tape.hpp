@@ -80,6 +80,16 @@ inline constexpr tape_index refers_bit = tape_index(1) << 30;
 inline constexpr tape_index end_mask = refers_bit - 1;
 inline constexpr std::size_t partial_limit = end_mask;
 
+// Whether the sweep takes a statement of two pairs apart from the loop over pairs, which it then
+// keeps from unrolling: with clang++ (which unrolled the loop) only. (clang++: RK4's sweep 60 to 49
+// us, Lennard-Jones' 166 to 158-160 us, Rosenbrock's the same; g++, which does not unroll it:
+// Rosenbrock's 2.55 to 2.40 us but RK4's 43 to 49 us.)
+#if defined(__clang__)
+inline constexpr bool sweep_two_pairs_apart = true;
+#else
+inline constexpr bool sweep_two_pairs_apart = false;
+#endif
+
 // A fresh generation, never 0 (0 marks a passive variable) and never repeated within 2^32
 // recordings across all tapes and threads.
 inline std::uint32_t next_generation() {
@@ -445,9 +455,10 @@ private:
     // the scale, in a loop of its own written out here (a function for both loops, taking or
     // returning the previous statement's adjoint, made clang++ keep that adjoint in memory or
     // add it in a chain, 10-40% slower; one loop over pointers chosen per statement made g++'s
-    // other statements slower). (Measured and left out: keeping clang++ from unrolling the loop
-    // over a statement's pairs, which took RK4's sweep from 60 to 48 us but Rosenbrock from 8.7
-    // to 9.0 us; carrying each statement's end to the next step; a second register, for the
+    // other statements slower). With clang++, a statement of two pairs (Rosenbrock's terms) is
+    // taken apart from the loop over pairs, which is kept from unrolling (RK4's sweep 60 to 49 us;
+    // the loop alone kept from unrolling took Rosenbrock's gradient from 8.7 to 9.0 us). (Measured
+    // and left out: carrying each statement's end to the next step; a second register, for the
     // statement two back: RK4's sweep 43 to 59 us with g++.) Out of line and aligned to 64 bytes,
     // so its loops sit at the same offsets from a 64-byte boundary in every program: inlined, g++
     // laid them out wherever the caller's code put them, and RK4's sweep took 43 or 51 us, and
@@ -485,12 +496,28 @@ private:
                     }
                 } else {
                     const std::size_t after = stop & detail::end_mask;
-                    for (std::size_t k = first; k < after; ++k) {
-                        const T c = tape_partial[k] * a;
-                        if (tape_operand[k] == previous)
-                            next += c;
+                    if (detail::sweep_two_pairs_apart && after - first == 2) {
+                        const T c0 = tape_partial[first] * a;
+                        const T c1 = tape_partial[first + 1] * a;
+                        const detail::tape_index o0 = tape_operand[first];
+                        const detail::tape_index o1 = tape_operand[first + 1];
+                        if (o0 == previous)
+                            next += c0;
                         else
-                            adjoint[tape_operand[k]] += c;
+                            adjoint[o0] += c0;
+                        if (o1 == previous)
+                            next += c1;
+                        else
+                            adjoint[o1] += c1;
+                    } else {
+                        NABLA_NO_UNROLL
+                        for (std::size_t k = first; k < after; ++k) {
+                            const T c = tape_partial[k] * a;
+                            if (tape_operand[k] == previous)
+                                next += c;
+                            else
+                                adjoint[tape_operand[k]] += c;
+                        }
                     }
                 }
             }
