@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -178,6 +179,49 @@ TEST_CASE("custom rule: misuse and constants", "[reverse][custom]") {
     });
     CHECK(y[0].value == 7.0);
     CHECK(!y[0].is_active());
+}
+
+TEST_CASE("custom rule written generically: under nabla::grad, and hvp through its pullback",
+          "[reverse][custom]") {
+    // The rule's forward function and pullback take any number type, so the same rule serves
+    // nabla::grad (values are doubles) and forward over reverse (hvp: values and adjoints are
+    // dual numbers, and the pullback's own derivative gives the second-order terms). Here the
+    // cubes of the inputs, in f(x) = sum_i sin(x_i^3): f_i = 3 x_i^2 cos(x_i^3),
+    // f_ii = 6 x_i cos(x_i^3) - 9 x_i^4 sin(x_i^3), no cross terms.
+    const auto cubes = [](const auto& x) {
+        return nabla::custom_vjp(x, [](const auto& v) {
+            using T = typename std::decay_t<decltype(v)>::value_type;
+            std::vector<T> y(v.size());
+            for (std::size_t i = 0; i < v.size(); ++i)
+                y[i] = v[i] * v[i] * v[i];
+            auto pullback = [v](const std::vector<T>& w) {
+                std::vector<T> adjoint(v.size());
+                for (std::size_t i = 0; i < v.size(); ++i)
+                    adjoint[i] = w[i] * 3.0 * v[i] * v[i];
+                return adjoint;
+            };
+            return std::pair{y, pullback};
+        });
+    };
+    const auto f = [&cubes](const auto& x) {
+        using T = std::decay_t<decltype(x[0])>;
+        using std::sin;
+        const auto y = cubes(x);
+        T sum = 0.0;
+        for (const auto& yi : y)
+            sum += sin(yi);
+        return sum;
+    };
+    const std::vector<double> x{0.3, -0.7, 1.1, 0.9}, v{1.0, 0.5, -2.0, 0.25};
+    const std::vector<double> g = nabla::grad(nabla::mode::reverse, f, x);
+    const std::vector<double> hv = nabla::hvp(f, x, v);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        INFO("i = " << i);
+        const double c = x[i] * x[i] * x[i];
+        CHECK(g[i] == Approx(3.0 * x[i] * x[i] * std::cos(c)).epsilon(1e-15));
+        const double h = 6.0 * x[i] * std::cos(c) - 9.0 * c * x[i] * std::sin(c);
+        CHECK(hv[i] == Approx(h * v[i]).epsilon(1e-14));
+    }
 }
 
 TEST_CASE("custom rule in forward mode: the solve's pushforward", "[forward][custom]") {
