@@ -62,6 +62,11 @@ TEST_CASE("checkpointing: 10,000 steps, equal to the plain tape", "[reverse][che
     CHECK(s.snapshots <= 15);                                 // ceil(log2 10000) + x0
     CHECK(s.forward_steps <= s.most_recomputations * steps);  // revolve's bound
     CHECK(s.tape_bytes < plain_bytes / 1000);                 // one step, not 10,000
+    // The recorded memory, reported on every run (the issue asks for it; docs/reverse.md).
+    WARN("checkpointing 10,000 steps: "
+         << s.tape_bytes << " bytes of tape (one step at a time) and " << s.snapshots
+         << " snapshots, against " << plain_bytes << " bytes for the plain tape; "
+         << s.forward_steps << " forward steps");
 }
 
 TEST_CASE("checkpointing: every snapshot count reverses exactly", "[reverse][checkpoint]") {
