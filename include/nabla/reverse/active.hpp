@@ -798,6 +798,62 @@ NABLA_ALWAYS_INLINE void check_passive(const E& e) {
 // matters only in being not 0, which marks a form not yet made).
 inline constexpr std::uint32_t passive_generation = std::numeric_limits<std::uint32_t>::max();
 
+// The uses of collapsed intermediates in an expression that reads nothing else (s6 = 1 / r2^3):
+// where each one's partials are, and its adjoint in the expression. No tape is needed for that:
+// when every use is one intermediate, the expression's collapsed form is that one's, scaled, and
+// it carries that one's generation (a stale one is reported by the statement that uses it, as
+// for any cached form). (Through the statement builder, which asks the tape for its generation and
+// room, Lennard-Jones recorded in 223 instead of 212 instructions per pair interaction with g++,
+// 231 instead of 216 with clang++.)
+template <class T, std::size_t Slots>
+struct shared_uses {
+    std::array<tape_index, Slots> begins;
+    std::array<tape_index, Slots> counts;
+    std::array<std::uint32_t, Slots> generations;
+    std::array<T, Slots> scales;
+};
+template <std::size_t S, class T, std::size_t Slots, class E>
+NABLA_ALWAYS_INLINE void gather_shared(shared_uses<T, Slots>& u, const E& e, const T& adjoint);
+template <std::size_t S,
+          std::size_t... I,
+          class T,
+          std::size_t Slots,
+          class Rule,
+          class... Operands>
+NABLA_ALWAYS_INLINE void gather_operands(shared_uses<T, Slots>& u,
+                                         const active_node<Rule, T, Operands...>& e,
+                                         const T& adjoint,
+                                         std::index_sequence<I...>) {
+    ((ActiveOperand<std::tuple_element_t<I, std::tuple<Operands...>>>
+          ? gather_shared<S + slots_before<I, Operands...>()>(
+                u, std::get<I>(e.operands),
+                node_partial<I>(e, std::index_sequence_for<Operands...>{}) * adjoint)
+          : void()),
+     ...);
+}
+template <std::size_t S, class T, std::size_t Slots, class E>
+NABLA_ALWAYS_INLINE void gather_shared(shared_uses<T, Slots>& u, const E& e, const T& adjoint) {
+    if constexpr (is_collapsed_v<E>) {
+        std::get<S>(u.begins) = e.begin;
+        std::get<S>(u.counts) = e.count;
+        std::get<S>(u.generations) = e.generation;
+        std::get<S>(u.scales) = adjoint * e.scale;
+    } else if constexpr (is_active_node_v<E>) {
+        gather_operands<S>(u, e, adjoint,
+                           std::make_index_sequence<std::tuple_size_v<decltype(e.operands)>>{});
+    }
+}
+template <class T, std::size_t Slots, std::size_t... K>
+NABLA_ALWAYS_INLINE bool
+one_intermediate(const shared_uses<T, Slots>& u, T& scale, std::index_sequence<K...>) {
+    scale = std::get<0>(u.scales);
+    ((scale += K == 0 ? T(-0.0) : std::get<K>(u.scales)), ...);
+    return ((std::get<K>(u.begins) == std::get<0>(u.begins) &&
+             std::get<K>(u.counts) == std::get<0>(u.counts) &&
+             std::get<K>(u.generations) == std::get<0>(u.generations)) &&
+            ...);
+}
+
 // The collapsed form of a named node: its partials in the scratch memory, made once. (Once made,
 // it is returned without asking the tape: a form made in another recording, whose variables are
 // then stale too, is reported by the statement that uses it, as making it again would be; a form
@@ -810,6 +866,18 @@ template <class Rule, class T, class... Operands>
 NABLA_ALWAYS_INLINE collapsed<T> collapse(const active_node<Rule, T, Operands...>& e) {
     if (e.cache.generation != 0)
         return e.cache;
+    using Node = active_node<Rule, T, Operands...>;
+    if constexpr (leaf_count<Node> == 0 && named_list_t<Node>::size == 0 &&
+                  0 < collapsed_count<Node>) {
+        shared_uses<T, collapsed_count<Node>> u;
+        gather_shared<0>(u, e, T(1));
+        T scale;
+        if (one_intermediate(u, scale, std::make_index_sequence<collapsed_count<Node>>{})) {
+            e.cache = collapsed<T>{e.value, std::get<0>(u.begins), std::get<0>(u.counts),
+                                   std::get<0>(u.generations), scale};
+            return e.cache;
+        }
+    }
     tape<T>* on = active_tape<T>;
     if (on == nullptr) {
         check_passive(e);
@@ -824,8 +892,9 @@ NABLA_ALWAYS_INLINE collapsed<T> collapse(const active_node<Rule, T, Operands...
     out.open(leaf_count<E>);
     propagate<first_position>(b, out, e, T(1));
     if constexpr (leaf_count<E> == 0 && Builder::Names == 0 && Builder::Slots > 0) {
-        // A function of collapsed intermediates only: when they are one, its partials are that
-        // one's, scaled, and nothing is copied.
+        // A function of collapsed intermediates only that are not all one (above): when one of
+        // them has partials and the others none, its partials are that one's, scaled, and
+        // nothing is copied.
         const std::size_t total = b.merge_collapsed();
         const auto one = b.single_collapsed();
         if (one.found) {
