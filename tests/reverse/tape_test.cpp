@@ -812,12 +812,37 @@ TEST_CASE("tape: a collapsed intermediate kept across recordings", "[reverse][er
         auto next = t.record();
         var z = t.input(1.0);
         CHECK_THROWS_WITH(var(big * z), Catch::Contains("from another recording"));
-        // An intermediate of constants only stays right in any recording.
+        // A function of it alone takes its collapsed form without asking the tape, and with it
+        // the stale generation: reported by the statement that uses it.
+        auto inverse = 1.0 / (big * big);
+        CHECK_THROWS_WITH(var(inverse * z), Catch::Contains("from another recording"));
+        CHECK_THROWS_WITH(var(2.0 * inverse), Catch::Contains("from another recording"));
+        // An intermediate of constants only stays right in any recording, and so does a
+        // function of it alone.
         var g = constants * z;
+        auto inverse_constants = 1.0 / (constants * constants);
+        var g2 = inverse_constants * z;
         t.gradient(g);
         CHECK(g.value == 6.0);
         CHECK(t.adjoint(z) == 6.0);
+        t.gradient(g2);
+        CHECK(g2.value == 1.0 / 36.0);
+        CHECK(t.adjoint(z) == 1.0 / 36.0);
     }
+    // A function of a collapsed intermediate with partials, used when no tape records: reported,
+    // as the intermediate itself would be.
+    const auto made_in_a_recording = [](tape<>& other) {
+        auto recording = other.record();
+        var a = other.input(2.0);
+        auto u = a - 1.0;
+        auto b = u * u + u;
+        const var used = b * a;  // collapses b
+        CHECK(used.value == 4.0);
+        return 3.0 / (b * b * b);
+    };
+    tape<> other;
+    auto late = made_in_a_recording(other);
+    CHECK_THROWS_WITH(var(late + 1.0), Catch::Contains("no tape records"));
     // And with no recording at all.
     var h = constants * 2.0;
     CHECK(h.value == 12.0);
@@ -837,6 +862,45 @@ TEST_CASE("tape: a collapsed intermediate kept across recordings", "[reverse][er
     t.gradient(g);
     CHECK(g.value == 12.0 * 1.5 + 144.0);
     CHECK(t.adjoint(z) == 12.0);
+}
+
+TEST_CASE("tape: recording a tape again while it records, then ending both", "[reverse][errors]") {
+    // The second recording of a tape that records already ends by making the tape active again,
+    // and the first by making what was active before it active: no tape. (The tape once kept its
+    // predecessor itself, and the second recording made that the tape: it stayed active after
+    // both had ended, and when destroyed left a dangling active tape, a use after free.)
+    var x;
+    {
+        tape<> t;
+        auto first = t.record();
+        {
+            auto again = t.record();
+            x = t.input(2.0);
+            var y = x * x;
+            CHECK(y.value == 4.0);
+        }
+        var z = x * 3.0;  // t records still
+        t.gradient(z);
+        CHECK(t.adjoint(x) == 3.0);
+    }
+    CHECK_THROWS_WITH(var(x + 1.0), Catch::Contains("no tape records"));
+    tape<> outer, inner;
+    auto recording = outer.record();
+    {
+        auto one = inner.record();
+        {
+            auto two = inner.resume();
+            {
+                auto back = outer.resume();  // outer inside inner inside inner
+            }
+            var w = inner.input(1.0);
+            CHECK(inner.statements() == 2);
+            CHECK(w.value == 1.0);
+        }
+    }
+    var v = outer.input(5.0);  // outer records again
+    CHECK(outer.statements() == 2);
+    CHECK(v.value == 5.0);
 }
 
 TEST_CASE("tape: a gradient inside a function that is itself differentiated", "[reverse]") {

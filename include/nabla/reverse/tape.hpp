@@ -303,22 +303,27 @@ public:
 
     // While the returned object lives, this tape records the active variables computed on this
     // thread. record() clears the tape first; resume() appends to what it holds. Recordings nest:
-    // when one ends, the tape that was active before is again.
+    // when one ends, the tape that was active before it is again. (Each recording keeps that tape
+    // itself: kept in the tape, a second recording of the tape that records already made the
+    // tape its own predecessor, so it stayed active after both had ended, and a tape destroyed
+    // then left a dangling active tape.)
     class recording {
     public:
-        explicit recording(tape& t) : tape_(t) {
-            t.previous_ = detail::active_tape<T>;
+        explicit recording(tape& t) : tape_(t), previous_(detail::active_tape<T>) {
+            if (previous_ != &t)
+                t.previous_ = previous_;  // what ~tape restores, never the tape itself
             detail::active_tape<T> = &t;
         }
         recording(const recording&) = delete;
         recording& operator=(const recording&) = delete;
         ~recording() {
             if (detail::active_tape<T> == &tape_)
-                detail::active_tape<T> = tape_.previous_;
+                detail::active_tape<T> = previous_;
         }
 
     private:
         tape& tape_;
+        tape* previous_;
     };
 
     [[nodiscard]] recording record() {
