@@ -17,7 +17,6 @@
 
 #include "../forward/dual.hpp"
 #include "../reverse/active.hpp"
-#include "../reverse/tape.hpp"
 #include "../tensor/matrix.hpp"
 #include "forward.hpp"
 #include "grad.hpp"
@@ -83,8 +82,8 @@ auto jacobian(mode::forward_t, const F& f, const Container& x) {
     return j;
 }
 
-// Reverse mode: F is recorded once on the tape, and row i is the adjoints of the inputs after a
-// sweep seeded with output i (the vector-Jacobian product with e_i; see nabla::vjp).
+// Reverse mode: row i is the vector-Jacobian product with e_i, one sweep of the recording vjp
+// keeps.
 template <class F, class Container>
 auto jacobian(mode::reverse_t, const F& f, const Container& x) {
     static_assert(detail::NumberContainer<Container>,
@@ -101,24 +100,15 @@ auto jacobian(mode::reverse_t, const F& f, const Container& x) {
                       "nabla::jacobian(mode::reverse, F, x): F returns a container of numbers "
                       "(std::vector, std::array, xtensor); for one number, use nabla::grad.");
         if constexpr (detail::container_traits<Y>::supported) {
-            detail::lent_tape<R> lent;
-            tape<R>& t = lent.get();
-            auto recording = t.record();
-            active_container inputs =
-                detail::container_traits<Container>::template make_like<active<R>>(x);
-            detail::record_inputs(t, x, inputs);
-            const Y y = detail::record_call(f, std::as_const(inputs));
-            // Each output as a recorded variable (an expression is recorded as a statement).
-            std::vector<active<R>> outputs(y.size());
-            for (std::size_t i = 0; i < y.size(); ++i)
-                outputs[i] = detail::as_active<R>(detail::element(y, i));
-            j = detail::zero_matrix<R>(outputs.size(), n);
-            for (std::size_t i = 0; i < outputs.size(); ++i) {
-                t.zero_adjoints();
-                t.seed(outputs[i]);
-                t.sweep();
+            auto [y, pullback] = vjp(f, x);
+            j = detail::zero_matrix<R>(y.size(), n);
+            auto unit = y;
+            for (std::size_t i = 0; i < y.size(); ++i) {
+                std::fill(unit.begin(), unit.end(), R(0));
+                detail::element(unit, i) = R(1);
+                const Container row = pullback(unit);
                 for (std::size_t k = 0; k < n; ++k)
-                    j(i, k) = t.adjoint(detail::element(inputs, k));
+                    j(i, k) = static_cast<R>(detail::element(row, k));
             }
         }
     }

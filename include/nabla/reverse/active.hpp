@@ -313,11 +313,11 @@ using operand_position =
 // it reads at most this many variables: the merge compares every two of them.
 inline constexpr std::size_t leaf_merge_limit = 8;
 
-template <class P, class Builder, class T, class E>
-void propagate(Builder& b, cursor<T>& out, const E& e, const T& adjoint);
-template <class P, class Builder, class T, class Rule, class... Operands>
+template <class P, class Builder, class Out, class T, class E>
+void propagate(Builder& b, Out& out, const E& e, const T& adjoint);
+template <class P, class Builder, class Out, class T, class Rule, class... Operands>
 void propagate_node(Builder& b,
-                    cursor<T>& out,
+                    Out& out,
                     const active_node<Rule, T, Operands...>& e,
                     const T& adjoint);
 
@@ -626,9 +626,10 @@ struct statement_builder {
 };
 
 // The partials of a statement, multiplied along the expression down to its leaves; P is where e
-// is in the statement.
-template <class P, class Builder, class T, class E>
-NABLA_ALWAYS_INLINE void propagate(Builder& b, cursor<T>& out, const E& e, const T& adjoint) {
+// is in the statement, and out where the builder writes the pairs of variables as they come (a
+// cursor; nothing for a builder that sees only collapsed operands).
+template <class P, class Builder, class Out, class T, class E>
+NABLA_ALWAYS_INLINE void propagate(Builder& b, Out& out, const E& e, const T& adjoint) {
     if constexpr (is_active_v<E>) {
         b.template leaf<P::leaf>(out, e, adjoint);
     } else if constexpr (is_collapsed_v<E>) {
@@ -651,9 +652,9 @@ NABLA_ALWAYS_INLINE T node_partial(const active_node<Rule, T, Operands...>& e,
 }
 
 // Operand I of e, at position Q.
-template <std::size_t I, class Q, class Builder, class T, class Rule, class... Operands>
+template <std::size_t I, class Q, class Builder, class Out, class T, class Rule, class... Operands>
 NABLA_ALWAYS_INLINE void propagate_operand_at(Builder& b,
-                                              cursor<T>& out,
+                                              Out& out,
                                               const active_node<Rule, T, Operands...>& e,
                                               const T& adjoint) {
     using Op = std::tuple_element_t<I, std::tuple<Operands...>>;
@@ -663,28 +664,32 @@ NABLA_ALWAYS_INLINE void propagate_operand_at(Builder& b,
 }
 
 // Operand I of e, with e at position P.
-template <std::size_t I, class P, class Builder, class T, class Rule, class... Operands>
+template <std::size_t I, class P, class Builder, class Out, class T, class Rule, class... Operands>
 NABLA_ALWAYS_INLINE void propagate_operand(Builder& b,
-                                           cursor<T>& out,
+                                           Out& out,
                                            const active_node<Rule, T, Operands...>& e,
                                            const T& adjoint) {
     propagate_operand_at<I, operand_position<P, I, Operands...>>(b, out, e, adjoint);
 }
 
-template <class P, class Builder, class T, class Rule, class... Operands, std::size_t... I>
+template <class P,
+          class Builder,
+          class Out,
+          class T,
+          class Rule,
+          class... Operands,
+          std::size_t... I>
 NABLA_ALWAYS_INLINE void propagate_operands(Builder& b,
-                                            cursor<T>& out,
+                                            Out& out,
                                             const active_node<Rule, T, Operands...>& e,
                                             const T& adjoint,
                                             std::index_sequence<I...>) {
     (propagate_operand<I, P>(b, out, e, adjoint), ...);
 }
 
-template <class P, class Builder, class T, class Rule, class... Operands>
-NABLA_ALWAYS_INLINE void propagate_node(Builder& b,
-                                        cursor<T>& out,
-                                        const active_node<Rule, T, Operands...>& e,
-                                        const T& adjoint) {
+template <class P, class Builder, class Out, class T, class Rule, class... Operands>
+NABLA_ALWAYS_INLINE void
+propagate_node(Builder& b, Out& out, const active_node<Rule, T, Operands...>& e, const T& adjoint) {
     propagate_operands<P>(b, out, e, adjoint, std::index_sequence_for<Operands...>{});
 }
 
@@ -811,38 +816,16 @@ struct shared_uses {
     std::array<tape_index, Slots> counts;
     std::array<std::uint32_t, Slots> generations;
     std::array<T, Slots> scales;
-};
-template <std::size_t S, class T, std::size_t Slots, class E>
-NABLA_ALWAYS_INLINE void gather_shared(shared_uses<T, Slots>& u, const E& e, const T& adjoint);
-template <std::size_t S,
-          std::size_t... I,
-          class T,
-          std::size_t Slots,
-          class Rule,
-          class... Operands>
-NABLA_ALWAYS_INLINE void gather_operands(shared_uses<T, Slots>& u,
-                                         const active_node<Rule, T, Operands...>& e,
-                                         const T& adjoint,
-                                         std::index_sequence<I...>) {
-    ((ActiveOperand<std::tuple_element_t<I, std::tuple<Operands...>>>
-          ? gather_shared<S + slots_before<I, Operands...>()>(
-                u, std::get<I>(e.operands),
-                node_partial<I>(e, std::index_sequence_for<Operands...>{}) * adjoint)
-          : void()),
-     ...);
-}
-template <std::size_t S, class T, std::size_t Slots, class E>
-NABLA_ALWAYS_INLINE void gather_shared(shared_uses<T, Slots>& u, const E& e, const T& adjoint) {
-    if constexpr (is_collapsed_v<E>) {
-        std::get<S>(u.begins) = e.begin;
-        std::get<S>(u.counts) = e.count;
-        std::get<S>(u.generations) = e.generation;
-        std::get<S>(u.scales) = adjoint * e.scale;
-    } else if constexpr (is_active_node_v<E>) {
-        gather_operands<S>(u, e, adjoint,
-                           std::make_index_sequence<std::tuple_size_v<decltype(e.operands)>>{});
+
+    // (What propagate calls for a collapsed operand at slot S.)
+    template <std::size_t S>
+    NABLA_ALWAYS_INLINE void shared(const collapsed<T>& c, const T& adjoint) {
+        std::get<S>(begins) = c.begin;
+        std::get<S>(counts) = c.count;
+        std::get<S>(generations) = c.generation;
+        std::get<S>(scales) = adjoint * c.scale;
     }
-}
+};
 template <class T, std::size_t Slots, std::size_t... K>
 NABLA_ALWAYS_INLINE bool
 one_intermediate(const shared_uses<T, Slots>& u, T& scale, std::index_sequence<K...>) {
@@ -870,7 +853,9 @@ NABLA_ALWAYS_INLINE collapsed<T> collapse(const active_node<Rule, T, Operands...
     if constexpr (leaf_count<Node> == 0 && named_list_t<Node>::size == 0 &&
                   0 < collapsed_count<Node>) {
         shared_uses<T, collapsed_count<Node>> u;
-        gather_shared<0>(u, e, T(1));
+        struct no_pairs {
+        } out;
+        propagate<first_position>(u, out, e, T(1));
         T scale;
         if (one_intermediate(u, scale, std::make_index_sequence<collapsed_count<Node>>{})) {
             e.cache = collapsed<T>{e.value, std::get<0>(u.begins), std::get<0>(u.counts),
