@@ -555,6 +555,41 @@ TEST_CASE("tape: an accumulation keeps its partial 1 as a bit, not a pair", "[re
     CHECK(t.adjoint(x[3]) == Approx(2 * u * (0.5 - 1.0)).epsilon(1e-15));
 }
 
+TEST_CASE("tape: an accumulated sum that the statement also reads is merged into its pair "
+          "(regression: s - s lost s's adjoint to the precision of a large one)",
+          "[reverse]") {
+    tape<> t;
+    auto recording = t.record();
+    const var x = t.input(0.7);
+    var s = x * 3.0;
+    const std::size_t pairs = t.partials();
+    // s is the statement just recorded, read again on the right: one pair (s, 1 - 1 = 0), no
+    // accumulation bit; the sweep used to add z's adjoint 1e8 to s's 1.1 and take it away.
+    var z = s - s;
+    CHECK(t.partials() == pairs + 1);
+    var out = z * 1e8 + s * 1.1;
+    t.gradient(out);
+    CHECK(t.adjoint(z) == 1e8);
+    CHECK(t.adjoint(s) == 1.1);  // exactly: 1.1000000089406967 before
+    CHECK(t.adjoint(x) == 1.1 * 3.0);
+    // s += s * 2: one pair (s, 1 + 2).
+    var w = x * 1.5;
+    const std::size_t before = t.partials();
+    w += w * 2.0;
+    CHECK(t.partials() == before + 1);
+    t.gradient(w);
+    CHECK(t.adjoint(x) == 3.0 * 1.5);
+    // A sum that does not accumulate keeps its own pair next to the other use (as an operation
+    // by operation tape does): the same gradient, two pairs.
+    var a = x * 2.0;
+    var b = x * 5.0;
+    const std::size_t later = t.partials();
+    var c = a + a * b;
+    CHECK(t.partials() == later + 3);
+    t.gradient(c);
+    CHECK(t.adjoint(x) == Approx(2.0 + 20.0 * 0.7).epsilon(1e-15));  // c = 2 x + 10 x^2
+}
+
 TEST_CASE("tape: an accumulation before the tape's first partial", "[reverse]") {
     // The sweep skips the leading statements without operands; an accumulation onto an input
     // before any partial is recorded keeps its pair, so it is not taken for one of them.

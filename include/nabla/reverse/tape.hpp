@@ -408,21 +408,20 @@ public:
     // Where the partials of the statement being recorded, and of a collapsed intermediate, go.
     NABLA_ALWAYS_INLINE detail::cursor<T> statement_cursor() { return {pairs_}; }
     NABLA_ALWAYS_INLINE detail::cursor<T> scratch_cursor() { return {scratch_}; }
-    // Ends the statement whose pairs were written last; its index. An accumulation also adds the
-    // statement before it with partial 1 (and comes after the tape's first pair). (Sizes never
-    // pass the limit, which the buffers check when they grow.)
-    NABLA_ALWAYS_INLINE detail::tape_index finish_statement(bool accumulates = false,
-                                                            detail::tape_index marks = 0) {
+    // Ends the statement whose pairs were written last; its index. `marks`: the bits of its end,
+    // accumulates_bit for an accumulation, which also adds the statement before it with partial
+    // 1 (and comes after the tape's first pair). (Sizes never pass the limit, which the buffers
+    // check when they grow.)
+    NABLA_ALWAYS_INLINE detail::tape_index finish_statement(detail::tape_index marks = 0) {
         const std::size_t s = ends_.size();
-        ends_.push(static_cast<detail::tape_index>(pairs_.size()) | marks |
-                   (accumulates ? detail::accumulates_bit : 0));
+        ends_.push(static_cast<detail::tape_index>(pairs_.size()) | marks);
         return static_cast<detail::tape_index>(s);
     }
     // The same for a statement whose two pairs refer to `count` partials in the scratch memory.
-    NABLA_ALWAYS_INLINE detail::tape_index finish_referring_statement(bool accumulates,
+    NABLA_ALWAYS_INLINE detail::tape_index finish_referring_statement(detail::tape_index marks,
                                                                       std::size_t count) {
         referred_ += count - 2;
-        return finish_statement(accumulates, detail::refers_bit);
+        return finish_statement(marks | detail::refers_bit);
     }
     // The index of the statement recorded last (0, the passive slot, when there is none) and the
     // number of pairs recorded.
