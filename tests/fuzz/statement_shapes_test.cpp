@@ -59,9 +59,10 @@ enum class shape {
     chain_of_shares,      // r2; s = 1 / r2^2; s2 = s^2 (a function of s, itself of r2);  s2 - s
     returned_expression,  // an expression returned from a helper whose local r2 it reads
     constant_named,       // t = 1 - a; u = k - b (two intermediates holding constants);  t u + t^2
+    custom_rule,          // (y, z) = custom_vjp(u sin u, u^2), u = a - b; s = z; s += y c
 };
 // clang-format on
-inline constexpr int shape_count = static_cast<int>(shape::constant_named) + 1;
+inline constexpr int shape_count = static_cast<int>(shape::custom_rule) + 1;
 
 const char* name(shape s) {
     // clang-format off
@@ -70,7 +71,7 @@ const char* name(shape s) {
         "collapsed_and_leaves", "two_collapsed", "rosenbrock_term", "helper_locals",
         "many_leaves", "large_named", "shared_twice", "accumulate_elsewhere", "passive_constant",
         "copy_of_variable", "compound", "collapsed_and_named", "branch", "chain_of_shares",
-        "returned_expression", "constant_named"};
+        "returned_expression", "constant_named", "custom_rule"};
     // clang-format on
     return names[static_cast<int>(s)];
 }
@@ -288,6 +289,33 @@ template <class T>
     return t * u + t * t;
 }
 
+// On the tape, a custom operation with two outputs and its own pullback, and an accumulation onto
+// its last output that reads the other (the sweep stops at the custom outputs, runs the
+// pullback, and goes on below); elsewhere the same function, written out.
+template <class T>
+[[gnu::noinline]] T custom_rule(const operands<T>& o) {
+    using std::cos, std::sin;
+    if constexpr (nabla::detail::is_active_v<T>) {
+        using V = typename T::value_type;
+        const std::array<T, 2> in{o.a, o.b};
+        const std::vector<T> out = nabla::custom_vjp(in, [](const std::vector<V>& v) {
+            const V u = v[0] - v[1];
+            const V slope = u * cos(u) + sin(u);
+            const auto pullback = [slope, u](const std::vector<V>& w) {
+                const V g = w[0] * slope + w[1] * 2.0 * u;
+                return std::vector<V>{g, -g};
+            };
+            return std::pair{std::vector<V>{u * sin(u), u * u}, pullback};
+        });
+        T sum = out[1];  // the statement just recorded: the accumulation below is onto it
+        sum += out[0] * o.c;
+        return sum;
+    } else {
+        const T u = o.a - o.b;
+        return T(u * sin(u) * o.c + u * u);
+    }
+}
+
 template <class T>
 T run_step(const step& s, const T& a, const T& b, const T& c, const T& d, int* branch_taken) {
     const operands<T> o{a, b, c, d, s.k, branch_taken};
@@ -334,6 +362,8 @@ T run_step(const step& s, const T& a, const T& b, const T& c, const T& d, int* b
         return returned_expression(o);
     case shape::constant_named:
         return constant_named(o);
+    case shape::custom_rule:
+        return custom_rule(o);
     }
     return a;
 }
@@ -441,7 +471,7 @@ bool near(double a, double b, double tolerance) {
 // Central differences with one Richardson step, and an estimate of their error (as in
 // random_programs_test.cpp, four times as wide: these programs are stiffer, a pair energy near its
 // core, and the difference of the two step sizes is an estimate, not a bound); empty when a
-// branch goes another way near the point, or when the two step sizes disagree by more than 1%
+// branch goes another way near the point, or when the two step sizes disagree by more than 0.1%
 // (the function is not smooth at the scale of the step).
 struct estimate {
     std::vector<double> gradient, bound;
@@ -467,7 +497,7 @@ estimate finite_differences(const program& p) {
             d[level] = (fp - fm) / (2.0 * step);
         }
         const double scale = std::max(1.0, std::abs(d[1]));
-        if (std::abs(d[1] - d[0]) > 1e-2 * scale)
+        if (std::abs(d[1] - d[0]) > 1e-3 * scale)
             return {};
         e.gradient.push_back((4.0 * d[1] - d[0]) / 3.0);
         e.bound.push_back(4.0 * std::abs(d[1] - d[0]) + 1e-6 * scale);
@@ -524,11 +554,15 @@ void check_program(const program& p, tally& counts) {
         v[i] = 0.5 - 0.375 * double(i) + 0.125 * double(p.seed % 5);
     const std::vector<double> hv = nabla::hvp(f, x, v);
     for (std::size_t i = 0; i < n; ++i) {
-        double expected = 0.0;
-        for (std::size_t j = 0; j < n; ++j)
+        // (Relative to the sum of the terms' magnitudes: with entries of 1e9 that cancel to 6e3,
+        // the two modes' rounding differs by 1e-10 of the result.)
+        double expected = 0.0, magnitude = 1.0;
+        for (std::size_t j = 0; j < n; ++j) {
             expected += hessian(i, j) * v[j];
+            magnitude += std::abs(hessian(i, j) * v[j]);
+        }
         INFO("(H v)" << i << ": hvp " << hv[i] << ", forward over forward " << expected);
-        CHECK(near(hv[i], expected, 1e-10));
+        CHECK(std::abs(hv[i] - expected) <= 1e-10 * magnitude);
     }
 
     // Against central differences, where the program is smooth near the point and its
