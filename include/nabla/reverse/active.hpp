@@ -467,17 +467,18 @@ struct statement_builder {
         write_leaves(out, std::make_index_sequence<Leaves>{});
     }
 
-    // Adds the partial 1 of an accumulated sum (sum += e) to the first placed variable of e that
-    // is the same variable, if there is one; whether there was. (So s = s - s has one pair of
-    // partial 0, as forward mode has a tangent of exactly 0: with the sum's 1 kept apart as a bit,
-    // the sweep added the statement's adjoint to s's and took it away again, which left s's own
-    // adjoint rounded to the precision of the larger one: 1e-9 relative in a random program of
-    // tests/fuzz/statement_shapes_test.cpp. The test for such a variable comes first and the
-    // merge is on a cold path: merged with selects in every case, clang++ took 16% more
-    // instructions for Rosenbrock's statements.)
+    // Adds the partial 1 of an accumulated sum (sum += e) to the first variable that e reads
+    // directly (not inside a named intermediate) and is the same variable, if there is one;
+    // whether there was. (So s = s - s has one pair of partial 0, as forward mode has a tangent of
+    // exactly 0: with the sum's 1 kept apart as a bit, the sweep added the statement's adjoint to
+    // s's and took it away again, which left s's own adjoint rounded to the precision of the
+    // larger one: 1e-9 relative in a random program of tests/fuzz/statement_shapes_test.cpp. The
+    // test comes first and the merge is on a cold path: merged with selects in every case, clang++
+    // took 16% more instructions for Rosenbrock's statements; the variables inside named
+    // intermediates compared too, 3% more with g++ and Rosenbrock 3% slower.)
     template <std::size_t... K>
     NABLA_ALWAYS_INLINE bool merge_sum(const active<T>& sum, std::index_sequence<K...>) {
-        if constexpr (Leaves <= leaf_merge_limit && Leaves > 0) {
+        if constexpr (Leaves <= leaf_merge_limit && sizeof...(K) > 0) {
             const tape_index s = sum.index();
             if ((unsigned(std::get<K>(leaf_index) == s) | ...) != 0) [[unlikely]] {
                 bool merged = false;
@@ -494,7 +495,7 @@ struct statement_builder {
         merged = merged || take;
     }
     NABLA_ALWAYS_INLINE bool merge_sum(const active<T>& sum) {
-        return merge_sum(sum, std::make_index_sequence<Leaves>{});
+        return merge_sum(sum, std::make_index_sequence<direct_leaf_count<Placed>>{});
     }
 
     // The collapsed operand at slot S.
@@ -777,8 +778,8 @@ NABLA_ALWAYS_INLINE tape_index record_statement(tape<T>* on, const E& e) {
         if (accumulation == 0)
             propagate_operand_at<k, position<0, 0, sum_place>>(b, out, e, T(1));
         propagate_operand_at<1 - k, first_position>(b, out, e, T(1));
-        // A sum that accumulates and is also a variable of the other operand (s += s * x) is
-        // merged into it instead of kept as a bit.
+        // A sum that accumulates and is also a variable the other operand reads directly
+        // (s += s * x) is merged into it instead of kept as a bit.
         if (accumulation != 0 && b.merge_sum(sum))
             accumulation = 0;
     } else {
