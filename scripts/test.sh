@@ -6,7 +6,8 @@
 # the unit tests built with clang++ under AddressSanitizer + UndefinedBehaviorSanitizer
 # (LeakSanitizer included) in build-asan/, the random-program tests (fuzz_tests) too, and the
 # threaded tests under ThreadSanitizer in build-tsan/; any report fails the test. Last,
-# valgrind's memcheck on the tape tests and the random programs of build-gcc.
+# valgrind's memcheck on the tape tests, the random programs and the random programs of statement
+# shapes of build-gcc.
 #
 # The last line of output is the total over both builds:
 #   N passed, N failed, N skipped
@@ -211,9 +212,9 @@ done
 # Valgrind's memcheck on the tape tests and the random programs of the g++ build: no invalid
 # access, no leak (--errors-for-leak-kinds=definite,indirect,possible counts leaks as errors).
 echo
-echo "=== valgrind (build-gcc: [reverse] unit tests, random programs) ==="
+echo "=== valgrind (build-gcc: [reverse] unit tests, random programs, statement shapes) ==="
 valgrind_ok=true
-for run in "tests/unit_tests [reverse]" "tests/fuzz_tests"; do
+for run in "tests/unit_tests [reverse]" "tests/fuzz_tests" "tests/shapes_tests"; do
     read -r program filter <<<"$run"
     if [[ ! -x "build-gcc/$program" ]]; then
         valgrind_ok=false

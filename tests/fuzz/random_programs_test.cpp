@@ -23,57 +23,16 @@
 #include <type_traits>
 #include <vector>
 
+#include "checks.hpp"
 #include "program.hpp"
 
 namespace {
 
 using nabla_fuzz::program;
 
-std::uint64_t environment(const char* name, std::uint64_t fallback) {
-    const char* value = std::getenv(name);
-    return value ? std::strtoull(value, nullptr, 10) : fallback;
-}
-
-// How far apart two results may be: relative to the larger of their magnitudes and 1.
-bool near(double a, double b, double tolerance) {
-    const double scale = std::max({1.0, std::abs(a), std::abs(b)});
-    return std::abs(a - b) <= tolerance * scale;
-}
-
-// The gradient by central differences with one Richardson step (error O(h^4)), with an error
-// bound for each component: the difference between the two step sizes, O(h^2), far above the
-// extrapolated estimate's own error (and far below the error of a wrong derivative). Empty when a
-// branch or loop of the program goes another way near the point.
-struct estimate {
-    std::vector<double> gradient, bound;
-};
-
-estimate finite_differences(const program& p) {
-    std::vector<int> at;
-    nabla_fuzz::run(p, p.point, &at);
-    estimate e;
-    const double h = 1e-3;
-    for (std::size_t i = 0; i < p.point.size(); ++i) {
-        double d[2];
-        for (int level = 0; level < 2; ++level) {
-            const double step = level == 0 ? h : h / 2.0;
-            std::vector<double> plus = p.point, minus = p.point;
-            plus[i] += step;
-            minus[i] -= step;
-            std::vector<int> bp, bm;
-            const double fp = nabla_fuzz::run(p, plus, &bp);
-            const double fm = nabla_fuzz::run(p, minus, &bm);
-            if (bp != at || bm != at)
-                return {};
-            if (!std::isfinite(fp) || !std::isfinite(fm))
-                return {};
-            d[level] = (fp - fm) / (2.0 * step);
-        }
-        e.gradient.push_back((4.0 * d[1] - d[0]) / 3.0);
-        e.bound.push_back(std::abs(d[1] - d[0]) + 1e-8 * std::max(1.0, std::abs(d[1])));
-    }
-    return e;
-}
+using nabla_fuzz::environment;
+using nabla_fuzz::estimate;
+using nabla_fuzz::near;
 
 struct tally {
     std::size_t programs = 0, instructions = 0, finite_difference_checks = 0;
@@ -163,7 +122,11 @@ void check_program(const program& p, tally& counts) {
     CHECK(near(series[2], curvature, 1e-10));
 
     // Against finite differences, where the program is smooth near the point.
-    const estimate fd = finite_differences(p);
+    const estimate fd = nabla_fuzz::finite_differences(
+        [&p](const std::vector<double>& y, std::vector<int>* branches) {
+            return nabla_fuzz::run(p, y, branches);
+        },
+        p.point);
     if (!fd.gradient.empty()) {
         ++counts.finite_difference_checks;
         for (std::size_t i = 0; i < n; ++i) {

@@ -16,7 +16,8 @@
 // precision, and with Richardson-extrapolated central differences within their error bound.
 //
 // Deterministic: program i has seed NABLA_SHAPES_SEED (default 1) + i; NABLA_SHAPES_ITERATIONS
-// (default 300) programs per run. A failure prints the program and its seed (docs/testing.md).
+// (default 300) programs per run (build-gcc/tests/shapes_tests). A failure prints the program and
+// its seed (docs/testing.md).
 
 #include <nabla/nabla.hpp>
 #include <nabla/tensor.hpp>
@@ -33,6 +34,8 @@
 #include <string>
 #include <type_traits>
 #include <vector>
+
+#include "checks.hpp"
 
 namespace {
 
@@ -458,52 +461,9 @@ private:
     }
 };
 
-std::uint64_t environment(const char* name, std::uint64_t fallback) {
-    const char* value = std::getenv(name);
-    return value ? std::strtoull(value, nullptr, 10) : fallback;
-}
-
-bool near(double a, double b, double tolerance) {
-    const double scale = std::max({1.0, std::abs(a), std::abs(b)});
-    return std::abs(a - b) <= tolerance * scale;
-}
-
-// Central differences with one Richardson step, and an estimate of their error (as in
-// random_programs_test.cpp, four times as wide: these programs are stiffer, a pair energy near its
-// core, and the difference of the two step sizes is an estimate, not a bound); empty when a
-// branch goes another way near the point, or when the two step sizes disagree by more than 0.1%
-// (the function is not smooth at the scale of the step).
-struct estimate {
-    std::vector<double> gradient, bound;
-};
-
-estimate finite_differences(const program& p) {
-    std::vector<int> at;
-    run(p, p.point, &at);
-    estimate e;
-    const double h = 1e-3;
-    for (std::size_t i = 0; i < p.point.size(); ++i) {
-        double d[2];
-        for (int level = 0; level < 2; ++level) {
-            const double step = level == 0 ? h : h / 2.0;
-            std::vector<double> plus = p.point, minus = p.point;
-            plus[i] += step;
-            minus[i] -= step;
-            std::vector<int> bp, bm;
-            const double fp = run(p, plus, &bp);
-            const double fm = run(p, minus, &bm);
-            if (bp != at || bm != at)
-                return {};
-            d[level] = (fp - fm) / (2.0 * step);
-        }
-        const double scale = std::max(1.0, std::abs(d[1]));
-        if (std::abs(d[1] - d[0]) > 1e-3 * scale)
-            return {};
-        e.gradient.push_back((4.0 * d[1] - d[0]) / 3.0);
-        e.bound.push_back(4.0 * std::abs(d[1] - d[0]) + 1e-6 * scale);
-    }
-    return e;
-}
+using nabla_fuzz::environment;
+using nabla_fuzz::estimate;
+using nabla_fuzz::near;
 
 struct tally {
     std::size_t programs = 0, finite_difference_checks = 0;
@@ -571,7 +531,15 @@ void check_program(const program& p, tally& counts) {
     double largest = 0.0;
     for (double g : forward)
         largest = std::max(largest, std::abs(g));
-    const estimate fd = largest <= 100.0 ? finite_differences(p) : estimate{};
+    // (Four times the random programs' estimate: these are stiffer, a pair energy near its core,
+    // and the difference of the two step sizes is an estimate, not a bound.)
+    const estimate fd = largest <= 100.0
+                            ? nabla_fuzz::finite_differences(
+                                  [&p](const std::vector<double>& y, std::vector<int>* branches) {
+                                      return run(p, y, branches);
+                                  },
+                                  p.point, {.widen = 4.0, .floor = 1e-6, .disagreement = 1e-3})
+                            : estimate{};
     if (!fd.gradient.empty()) {
         ++counts.finite_difference_checks;
         for (std::size_t i = 0; i < n; ++i) {
