@@ -1,12 +1,16 @@
 #pragma once
 // What the random-program tests (tests/fuzz/) check with: the seed range from the environment, a
-// relative comparison, and central differences with an error estimate.
+// relative comparison, central differences with an error estimate and the check against it, and
+// the start of a program's description.
+
+#include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <ostream>
 #include <vector>
 
 namespace nabla_fuzz {
@@ -69,6 +73,24 @@ estimate finite_differences(const F& f,
         e.bound.push_back(options.widen * std::abs(d[1] - d[0]) + options.floor * scale);
     }
     return e;
+}
+
+// Every entry of a gradient (reverse mode's) within the estimate's bound.
+inline void check_within(const estimate& fd, const std::vector<double>& gradient) {
+    for (std::size_t i = 0; i < gradient.size(); ++i) {
+        INFO("d/dx" << i << ": reverse " << gradient[i] << ", finite differences " << fd.gradient[i]
+                    << " +- " << fd.bound[i]);
+        CHECK(std::abs(gradient[i] - fd.gradient[i]) <= fd.bound[i]);
+    }
+}
+
+// "seed 344, at (-0.0964702):", the start of a failing program's description.
+inline void
+describe_point(std::ostream& out, std::uint64_t seed, const std::vector<double>& point) {
+    out << "seed " << seed << ", at (";
+    for (std::size_t i = 0; i < point.size(); ++i)
+        out << (i ? ", " : "") << point[i];
+    out << "):";
 }
 
 }  // namespace nabla_fuzz

@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "checks.hpp"
+
 namespace nabla_fuzz {
 
 // clang-format off
@@ -60,10 +62,7 @@ struct program {
 
     std::string to_string() const {
         std::ostringstream out;
-        out << "seed " << seed << ", at (";
-        for (std::size_t i = 0; i < point.size(); ++i)
-            out << (i ? ", " : "") << point[i];
-        out << "):";
+        describe_point(out, seed, point);
         int k = inputs;
         for (const instruction& i : code)
             out << " v" << k++ << " = " << name(i.o) << "(v" << i.a << ", v" << i.b << ", v" << i.c

@@ -93,10 +93,7 @@ struct program {
 
     std::string to_string() const {
         std::ostringstream out;
-        out << "seed " << seed << ", at (";
-        for (std::size_t i = 0; i < point.size(); ++i)
-            out << (i ? ", " : "") << point[i];
-        out << "):";
+        nabla_fuzz::describe_point(out, seed, point);
         int n = inputs;
         for (const step& s : steps)
             out << " v" << n++ << " = " << name(s.s) << "(v" << s.a << ", v" << s.b << ", v" << s.c
@@ -542,11 +539,7 @@ void check_program(const program& p, tally& counts) {
                             : estimate{};
     if (!fd.gradient.empty()) {
         ++counts.finite_difference_checks;
-        for (std::size_t i = 0; i < n; ++i) {
-            INFO("d/dx" << i << ": reverse " << reverse[i] << ", finite differences "
-                        << fd.gradient[i] << " +- " << fd.bound[i]);
-            CHECK(std::abs(reverse[i] - fd.gradient[i]) <= fd.bound[i]);
-        }
+        nabla_fuzz::check_within(fd, reverse);
     }
 }
 
