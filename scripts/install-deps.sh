@@ -12,7 +12,9 @@ packages=(
     catch2                               # unit tests (Catch2 v2, catch2/catch.hpp)
     xtensor-dev xtl-dev libxsimd-dev     # arrays: matrix results of nabla/tensor.hpp
     libeigen3-dev libceres-dev           # benchmark peers only (Eigen AutoDiffScalar, Ceres Jet,
-    libadolc-dev libtrilinos-sacado-dev  #   ADOL-C, Sacado)
+    libadolc-dev libtrilinos-sacado-dev  #   ADOL-C, Sacado; Sacado's headers include Kokkos's
+    libtrilinos-kokkos-dev               #   and Teuchos's, which the Sacado package does not
+    libtrilinos-teuchos-dev              #   pull in without recommends)
     python3 python3-mpmath               # generator scripts for reference values
     valgrind                             # the tape and random-program tests under memcheck
 )

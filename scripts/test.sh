@@ -6,8 +6,8 @@
 # the unit tests built with clang++ under AddressSanitizer + UndefinedBehaviorSanitizer
 # (LeakSanitizer included) in build-asan/, the random-program tests (fuzz_tests) too, and the
 # threaded tests under ThreadSanitizer in build-tsan/; any report fails the test. Last,
-# valgrind's memcheck on the tape tests, the random programs and the random programs of statement
-# shapes of build-gcc.
+# valgrind's memcheck on the tape tests, the tests of results that do not depend on the inputs,
+# the random programs and the random programs of statement shapes of build-gcc.
 #
 # The last line of output is the total over both builds:
 #   N passed, N failed, N skipped
@@ -209,12 +209,14 @@ for build in "${sanitizer_builds[@]}"; do
     summaries+=("$dir ($sanitize): $passed passed, $failed failed, $skipped skipped; compiled in ${compile_seconds} s")
 done
 
-# Valgrind's memcheck on the tape tests and the random programs of the g++ build: no invalid
-# access, no leak (--errors-for-leak-kinds=definite,indirect,possible counts leaks as errors).
+# Valgrind's memcheck on the tape tests, the tests of results that do not depend on the inputs
+# and the random programs of the g++ build: no invalid access, no read of uninitialised memory
+# that decides a branch or an output, no leak (--errors-for-leak-kinds=definite,indirect,possible
+# counts leaks as errors); --error-exitcode makes any of these fail the stage.
 echo
-echo "=== valgrind (build-gcc: [reverse] unit tests, random programs, statement shapes) ==="
+echo "=== valgrind (build-gcc: [reverse] and [passive] unit tests, random programs, statement shapes) ==="
 valgrind_ok=true
-for run in "tests/unit_tests [reverse]" "tests/fuzz_tests" "tests/shapes_tests"; do
+for run in "tests/unit_tests [reverse],[passive]" "tests/fuzz_tests" "tests/shapes_tests"; do
     read -r program filter <<<"$run"
     if [[ ! -x "build-gcc/$program" ]]; then
         valgrind_ok=false

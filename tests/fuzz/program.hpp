@@ -59,10 +59,14 @@ struct program {
     int inputs = 0;
     std::vector<instruction> code;
     std::vector<double> point;  // where it is differentiated
+    std::vector<bool> ignored;  // inputs that no instruction reads
 
     std::string to_string() const {
         std::ostringstream out;
         describe_point(out, seed, point);
+        for (std::size_t i = 0; i < ignored.size(); ++i)
+            if (ignored[i])
+                out << " (v" << i << " ignored)";
         int k = inputs;
         for (const instruction& i : code)
             out << " v" << k++ << " = " << name(i.o) << "(v" << i.a << ", v" << i.b << ", v" << i.c
@@ -291,23 +295,35 @@ class generator {
 public:
     explicit generator(std::uint64_t seed) : seed_(seed), random_(seed) {}
 
-    program make(int inputs, int length) {
+    // A program of `length` instructions over `inputs` inputs, of which those marked in
+    // `ignored` (at least one must stay unmarked) are never read: the program's derivatives with
+    // respect to them are exact zeros.
+    program make(int inputs, int length, std::vector<bool> ignored = {}) {
         program p;
         p.seed = seed_;
         p.inputs = inputs;
+        ignored.resize(static_cast<std::size_t>(inputs), false);
+        p.ignored = ignored;
+        std::vector<int> read;
         std::uniform_real_distribution<double> coordinate(-1.5, 1.5);
         for (int i = 0; i < inputs; ++i) {
             p.point.push_back(coordinate(random_));
             values_.push_back(p.point.back());
+            readable_.push_back(!ignored[static_cast<std::size_t>(i)]);
+            if (readable_.back())
+                read.push_back(i);
         }
-        // Every input is read at least once: the first instructions read them in turn.
+        // Every input that is not ignored is read at least once: the first instructions read
+        // them in turn.
+        const int first_reads = static_cast<int>(read.size());
         for (int n = 0; n < length; ++n) {
             for (int attempt = 0; attempt < 200; ++attempt) {
-                instruction i = draw(n < inputs ? n : -1);
+                instruction i = draw(n < first_reads ? read[static_cast<std::size_t>(n)] : -1);
                 double value;
                 if (accept(i, value)) {
                     p.code.push_back(i);
                     values_.push_back(value);
+                    readable_.push_back(true);
                     break;
                 }
             }
@@ -328,22 +344,29 @@ private:
     std::uint64_t seed_;
     std::mt19937_64 random_;
     std::vector<double> values_;
+    std::vector<bool> readable_;  // per value: false for an ignored input
 
     void push(program& p, const instruction& i) {
         double value = 0.0;
         accept(i, value);
         p.code.push_back(i);
         values_.push_back(value);
+        readable_.push_back(true);
     }
 
     int operand(int forced) {
         if (forced >= 0)
             return forced;
-        // Recent values more often than old ones.
+        // Recent values more often than old ones; an ignored input is drawn again.
         const int n = static_cast<int>(values_.size());
         std::geometric_distribution<int> back(0.35);
-        const int k = n - 1 - back(random_);
-        return k < 0 ? static_cast<int>(random_() % static_cast<std::uint64_t>(n)) : k;
+        for (;;) {
+            int k = n - 1 - back(random_);
+            if (k < 0)
+                k = static_cast<int>(random_() % static_cast<std::uint64_t>(n));
+            if (readable_[static_cast<std::size_t>(k)])
+                return k;
+        }
     }
 
     instruction draw(int forced) {

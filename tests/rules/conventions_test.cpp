@@ -193,6 +193,40 @@ TEST_CASE("NaN and infinities propagate as IEEE arithmetic does", "[rules][conve
     CHECK(nabla::grad(tanh(x), 800.0)[0] == 0.0);
 }
 
+TEST_CASE("an infinite factor: Taylor series keep IEEE products where the other modes keep "
+          "structural zeros",
+          "[rules][conventions]") {
+    // x * inf at x = 0: the value is 0 * inf, the first derivative inf, the higher ones are
+    // structurally 0.
+    const auto f = x * inf;
+    CHECK(std::isnan(f(0.0, 0.0)));
+    CHECK(nabla::d(f, x)(0.0, 0.0) == inf);
+    CHECK(nabla::to_string(nabla::d(nabla::d(f, x), x)) == "0");
+    const auto scaled = [](auto t) {
+        t *= inf;
+        return t;
+    };
+    const auto h = nabla::hessian(scaled, 0.0);  // nested dual numbers, strong where NaN
+    CHECK(h(0, 0) == 0.0);
+    using third = nabla::dual<nabla::dual<nabla::dual<double, 1, true>, 1, true>, 1, true>;
+    third t(0.0);
+    t.value.value.tangent[0] = 1.0;
+    t.value.tangent[0].value = 1.0;
+    t.tangent[0].value.value = 1.0;
+    const third d3 = scaled(t);
+    CHECK(std::isnan(d3.value.value.value));
+    CHECK(d3.value.value.tangent[0] == inf);
+    CHECK(d3.value.tangent[0].tangent[0] == 0.0);
+    CHECK(d3.tangent[0].tangent[0].tangent[0] == 0.0);
+    // Taylor mode: the series' coefficients of order 2 and 3 are 0 * inf, NaN
+    // (docs/conventions.md, "Taylor series and infinite factors").
+    const auto series = nabla::derivatives<3>(scaled, 0.0);
+    CHECK(std::isnan(series[0]));
+    CHECK(series[1] == inf);
+    CHECK(std::isnan(series[2]));
+    CHECK(std::isnan(series[3]));
+}
+
 TEST_CASE("polygamma at its poles and outside its orders", "[rules][conventions]") {
     CHECK(std::isnan(digamma(x)(0.0)));
     CHECK(std::isnan(digamma(x)(-3.0)));

@@ -13,9 +13,11 @@ using matrix = xt::xtensor<R, 2>;
 
 namespace detail {
 
+// A matrix of zeros: entries that a transformation does not write (a result that does not depend
+// on some inputs) are exact zeros, never uninitialised memory.
 template <class R>
 matrix<R> zero_matrix(std::size_t rows, std::size_t columns) {
-    return matrix<R>::from_shape({rows, columns});
+    return matrix<R>(typename matrix<R>::shape_type{rows, columns}, R(0));
 }
 
 }  // namespace detail
