@@ -1,23 +1,43 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages nabla's build, tests and examples need, and only those that are
-# missing: when everything is present it returns at once, without calling apt.
+# Installs the Debian 12 packages nabla's build needs, and only those that are missing: when
+# everything is present it returns at once, without calling apt.
 #
-# Usage: bash scripts/install-deps.sh        (as root, or as a user with sudo)
+#   bash scripts/install-deps.sh               everything the test suite, the examples and the
+#                                              benchmarks need (scripts/test.sh runs this)
+#   bash scripts/install-deps.sh --quickstart  what the flagship example needs, and no more
+#                                              (scripts/quickstart.sh runs this)
+#
+# Run it as root, or as a user with sudo. Using nabla itself needs only a C++20 compiler.
 set -euo pipefail
 
-packages=(
-    meson ninja-build pkg-config cmake   # build, and the pkg-config / CMake consumer tests
-    g++ clang libstdc++-12-dev           # the two compilers; clang++ uses g++ 12's library
-    libboost-dev                         # Boost.Hana for type-level programming
-    catch2                               # unit tests (Catch2 v2, catch2/catch.hpp)
-    xtensor-dev xtl-dev libxsimd-dev     # arrays: matrix results of nabla/tensor.hpp
-    libeigen3-dev libceres-dev           # benchmark peers only (Eigen AutoDiffScalar, Ceres Jet,
-    libadolc-dev libtrilinos-sacado-dev  #   ADOL-C, Sacado; Sacado's headers include Kokkos's
-    libtrilinos-kokkos-dev               #   and Teuchos's, which the Sacado package does not
-    libtrilinos-teuchos-dev              #   pull in without recommends)
-    python3 python3-mpmath               # generator scripts for reference values
-    valgrind                             # the tape and random-program tests under memcheck
+# The flagship example: a build system, a compiler, and the optional headers nabla uses when it
+# finds them (xsimd for SIMD tangents, xtensor for nabla/tensor.hpp).
+quickstart=(
+    meson ninja-build pkg-config g++
+    xtensor-dev xtl-dev libxsimd-dev
 )
+# The whole test suite and the benchmarks, in addition.
+everything=(
+    cmake                                # the CMake consumer test
+    clang libstdc++-12-dev               # the second compiler; clang++ uses g++ 12's library
+    catch2                               # unit tests (Catch2 v2, catch2/catch.hpp)
+    python3 python3-mpmath               # generator scripts for reference values, test helpers
+    valgrind                             # the tape and random-program tests under memcheck
+    libboost-dev                         # benchmark peers only: Boost.Math's autodiff,
+    libeigen3-dev libceres-dev           #   Eigen's AutoDiffScalar, Ceres's Jet,
+    libadolc-dev libtrilinos-sacado-dev  #   ADOL-C and Sacado; Sacado's headers include Kokkos's
+    libtrilinos-kokkos-dev               #   and Teuchos's, which the Sacado package does not
+    libtrilinos-teuchos-dev              #   pull in without recommends
+)
+
+case "${1:-}" in
+    --quickstart) packages=("${quickstart[@]}") ;;
+    "") packages=("${quickstart[@]}" "${everything[@]}") ;;
+    *)
+        echo "usage: bash scripts/install-deps.sh [--quickstart]" >&2
+        exit 2
+        ;;
+esac
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
     echo "install-deps: not a Debian system (no dpkg-query); install these yourself:" >&2

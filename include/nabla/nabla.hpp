@@ -1,5 +1,7 @@
 #pragma once
-// nabla: include this one header for everything.
+// nabla: include this one header for everything. Where xtensor is installed it brings in
+// nabla/tensor.hpp too (hessian, jacobian, xtensor inputs); define NABLA_NO_XTENSOR before
+// including it to leave xtensor's headers out, and hessian and jacobian then say so.
 //
 //   auto [x, y] = nabla::variables<2>();
 //   auto f = log(x) + x * y - sin(y);
@@ -31,3 +33,23 @@
 #include "reverse/tape.hpp"
 #include "rules.hpp"
 #include "version.hpp"
+
+#if !defined(NABLA_NO_XTENSOR) && __has_include(<xtensor/xtensor.hpp>)
+#include "tensor.hpp"
+#else
+namespace nabla {
+// hessian and jacobian return xtensor matrices: without xtensor they are a clear error.
+template <class... Args>
+auto hessian(const Args&...) {
+    static_assert(detail::always_false<Args...>,
+                  "nabla::hessian returns an xt::xtensor matrix: install xtensor (Debian: "
+                  "xtensor-dev), do not define NABLA_NO_XTENSOR, and #include <nabla/tensor.hpp>");
+}
+template <class... Args>
+auto jacobian(const Args&...) {
+    static_assert(detail::always_false<Args...>,
+                  "nabla::jacobian returns an xt::xtensor matrix: install xtensor (Debian: "
+                  "xtensor-dev), do not define NABLA_NO_XTENSOR, and #include <nabla/tensor.hpp>");
+}
+}  // namespace nabla
+#endif

@@ -1,8 +1,11 @@
 #pragma once
 // nabla with xtensor: hessian and jacobian (results as xt::xtensor<R, 2>, H(i, j), J(i, j)), and
-// xt::xtensor / xt::xarray inputs for grad, value_and_grad, hessian and jacobian. Separate from
-// nabla.hpp so that code that does not need them does not pay for xtensor's headers:
-// #include <nabla/tensor.hpp> (it includes nabla.hpp).
+// xt::xtensor / xt::xarray inputs for grad, value_and_grad, hessian and jacobian. nabla.hpp
+// includes it where xtensor is installed, unless NABLA_NO_XTENSOR is defined.
+
+#if defined(NABLA_NO_XTENSOR)
+#error "nabla/tensor.hpp uses xtensor, and NABLA_NO_XTENSOR is defined"
+#endif
 
 #include "api/hessian.hpp"
 #include "api/jacobian.hpp"

@@ -36,7 +36,7 @@ bool zero_except(const Matrix& h, std::size_t i, std::size_t j) {
     return true;
 }
 
-// The constant of the issue that found the bug: a value built from constants only, in double.
+// A value built from constants only, in double, as real code computes a constant term.
 const auto constant_of_three = [](auto, auto, auto) {
     using namespace std;
     return hypot(cbrt(1.25 + cos(3.0) * cos(3.0)), 3.0);

@@ -62,7 +62,7 @@ TEST_CASE("checkpointing: 10,000 steps, equal to the plain tape", "[reverse][che
     CHECK(s.snapshots <= 15);                                 // ceil(log2 10000) + x0
     CHECK(s.forward_steps <= s.most_recomputations * steps);  // revolve's bound
     CHECK(s.tape_bytes < plain_bytes / 1000);                 // one step, not 10,000
-    // The recorded memory, reported on every run (the issue asks for it; docs/reverse.md).
+    // The recorded memory, reported on every run (docs/reverse.md quotes it).
     WARN("checkpointing 10,000 steps: "
          << s.tape_bytes << " bytes of tape (one step at a time) and " << s.snapshots
          << " snapshots, against " << plain_bytes << " bytes for the plain tape; "

@@ -1,4 +1,4 @@
-// The edge cases of issue 5 in every mode: each function is written once, generically, and
+// The edge cases of every function in every mode: each function is written once, generically, and
 // differentiated at its edge by the static graph (placeholders, value_and_grad), dual numbers
 // (forward), the tape (reverse) and Taylor series; every mode must give the documented value and
 // gradient (docs/conventions.md): the same NaN, the same infinity, the same number to 1e-15.
