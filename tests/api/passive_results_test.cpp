@@ -270,6 +270,15 @@ TEST_CASE("static expressions that do not use some variables", "[passive]") {
     CHECK(h(0, 1) == 0);
     CHECK(h(2, 1) == 0);
     CHECK(h(2, 2) == 0);
+    // jvp along the unused variable alone, and Taylor series of an expression of x alone.
+    const auto along_y = nabla::jvp(f, std::tuple{0.45, 0.5, 2.0}, std::tuple{0.0, 1.0, 0.0});
+    CHECK(along_y.value == g.value);
+    CHECK(along_y.tangent == 0);
+    const auto series = nabla::derivatives<3>(x * x, 0.5);
+    CHECK(series[0] == 0.25);
+    CHECK(series[1] == 1.0);
+    CHECK(series[2] == 2.0);
+    CHECK(series[3] == 0);
     // d(f, y) is the constant 0: its value and gradient are exact zeros.
     const auto dy = nabla::d(f, y);
     CHECK(nabla::to_string(dy) == "0");
