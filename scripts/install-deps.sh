@@ -20,6 +20,7 @@ quickstart=(
 everything=(
     cmake                                # the CMake consumer test
     clang libstdc++-12-dev               # the second compiler; clang++ uses g++ 12's library
+    libclang-rt-14-dev                   #   and its sanitizer runtimes (ASan, UBSan)
     catch2                               # unit tests (Catch2 v2, catch2/catch.hpp)
     python3 python3-mpmath               # generator scripts for reference values, test helpers
     valgrind                             # the tape and random-program tests under memcheck

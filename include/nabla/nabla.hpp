@@ -43,13 +43,15 @@ template <class... Args>
 auto hessian(const Args&...) {
     static_assert(detail::always_false<Args...>,
                   "nabla::hessian returns an xt::xtensor matrix: install xtensor (Debian: "
-                  "xtensor-dev), do not define NABLA_NO_XTENSOR, and #include <nabla/tensor.hpp>");
+                  "xtensor-dev) and do not define NABLA_NO_XTENSOR: nabla.hpp then includes "
+                  "nabla/tensor.hpp");
 }
 template <class... Args>
 auto jacobian(const Args&...) {
     static_assert(detail::always_false<Args...>,
                   "nabla::jacobian returns an xt::xtensor matrix: install xtensor (Debian: "
-                  "xtensor-dev), do not define NABLA_NO_XTENSOR, and #include <nabla/tensor.hpp>");
+                  "xtensor-dev) and do not define NABLA_NO_XTENSOR: nabla.hpp then includes "
+                  "nabla/tensor.hpp");
 }
 }  // namespace nabla
 #endif

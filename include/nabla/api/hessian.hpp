@@ -2,8 +2,9 @@
 // nabla::hessian: the matrix of second derivatives of a scalar function. Forward over forward
 // mode (nested dual numbers): one evaluation on dual<dual<R, n>, n> for n scalar arguments, and
 // blocks of forward_chunk x forward_chunk directions for a small container; forward over reverse
-// (the tape recording dual numbers, forward_chunk columns per recording) for a std::vector. f may
-// be a generic callable or a static expression. The result is an xt::xtensor<R, 2>, H(i, j).
+// (the tape recording dual numbers, forward_chunk columns per recording) for a std::vector or a
+// std::array of more than 16 numbers. f may be a generic callable or a static expression. The
+// result is an xt::xtensor<R, 2>, H(i, j).
 
 #include <algorithm>
 #include <array>
