@@ -485,7 +485,7 @@ void check_program(const program& p, tally& counts) {
         CHECK(near(forward[i], reverse[i], 1e-11));
     }
 
-    // One recording, two sweeps: the pullback of (f, x0 f) along (1, 0), (0, 1) and (w0, w1).
+    // One recording of (f, x0 f), two sweeps: the pullback along (w0, w1), then along (1, 0).
     const auto two = [&p](const auto& y) {
         using T = std::decay_t<decltype(y[0])>;
         const T fy = run(p, y);
@@ -501,6 +501,11 @@ void check_program(const program& p, tally& counts) {
             w[0] * forward[i] + w[1] * (x[0] * forward[i] + (i == 0 ? value : 0.0));
         INFO("(w^T J)" << i << ": pullback " << row[i] << ", from the gradient " << expected);
         CHECK(near(row[i], expected, 1e-11));
+    }
+    const std::vector<double> first_row = pullback(std::vector<double>{1.0, 0.0});
+    for (std::size_t i = 0; i < n; ++i) {
+        INFO("(e0^T J)" << i << ": pullback " << first_row[i] << ", gradient " << forward[i]);
+        CHECK(near(first_row[i], forward[i], 1e-11));
     }
 
     // Second derivatives: forward over reverse (the statement builder on dual numbers) against
