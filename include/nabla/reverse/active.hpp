@@ -42,7 +42,7 @@
 // (The statement builder works on fixed-size arrays indexed by the operand's position in the
 // expression, merged by comparisons the compiler unrolls; the nodes stay small plain structs, which
 // the optimiser keeps in registers: a larger member, or one with a default initialiser, can make
-// it spill every node copy to memory, three times slower.)
+// it spill every node copy to memory.)
 
 #include <array>
 #include <bit>
@@ -253,9 +253,8 @@ NABLA_ALWAYS_INLINE constexpr bool identical(const U& a, const U& b) {
 
 // The leaf position of a variable whose pair is written as it comes, not merged: a variable of a
 // named intermediate after the first of its type. Its pair is written even when the variable is
-// passive, with index 0 (the passive slot, whose adjoint nothing reads): testing for that made the
-// number of pairs, and every place after them, a run-time value (g++: Lennard-Jones recorded in
-// 274 instead of 287 instructions per pair interaction).
+// passive, with index 0 (the passive slot, whose adjoint nothing reads): a test for that would
+// make the number of pairs, and every place after them, a run-time value.
 inline constexpr std::size_t unplaced = std::size_t(-1);
 // The leaf position of a sum that does not accumulate: written as it comes, and only when it is
 // active (a sum that starts as a constant then leaves the first statement's partials to a
@@ -327,9 +326,8 @@ void propagate_node(Builder& b,
 // variable the same. (Their partials are then the same, so a statement may expand one with the
 // sum of both adjoints. For two copies of one named intermediate, the compiler sees the operands
 // are the same and decides at compile time; for copies of two named objects alive at once, that
-// their addresses differ: comparing the contents of Lennard-Jones's dx, dy and dz took about 50
-// of 275 instructions per pair interaction. The contents are still compared for one object at
-// two times, a helper's local in two calls.)
+// their addresses differ, which their contents cannot tell it (Lennard-Jones's dx, dy and dz).
+// The contents are still compared for one object at two times, a helper's local in two calls.)
 template <class E>
 NABLA_ALWAYS_INLINE constexpr bool same_expression(const E& a, const E& b);
 template <class Rule, class T, class... Operands, std::size_t... I>
@@ -414,9 +412,8 @@ struct statement_builder {
     NABLA_ALWAYS_INLINE void leaf(cursor<T>& out, const active<T>& v, const T& adjoint) {
         // A variable of another recording must be passive (index 0), or it is stale. (Two forms
         // of that check: for a placed variable, testing the index here tells the compiler that
-        // past it the index is the one to write, with no select (clang++: RK4 records in 90
-        // instead of 98 instructions per statement, Lennard-Jones 290 instead of 301 per pair
-        // interaction); for one written as it comes, g++ made better code of the select.)
+        // past it the index is the one to write, with no select, which clang++ makes shorter
+        // code of; for one written as it comes, g++ made better code of the select.)
         const bool recorded = v.generation() == generation;
         if constexpr (L == unplaced || L == sum_place) {
             if (!recorded) [[unlikely]]
@@ -438,8 +435,8 @@ struct statement_builder {
 
     // Adds the partial of the K-th variable to the J-th's when both are one variable and the K-th
     // was not merged into an earlier one (every J gets an addition, as for named operands; of -0,
-    // the exact identity, when it is not the one, so the optimiser may drop it: RK4 records in
-    // 6% fewer instructions than with +0, which it must add, as it turns -0 into +0).
+    // the exact identity, when it is not the one, so the optimiser may drop it: +0 it must add,
+    // as it turns -0 into +0).
     template <std::size_t K, std::size_t J>
     NABLA_ALWAYS_INLINE void merge_leaf(bool& merged) {
         const bool take = !merged && std::get<J>(leaf_index) == std::get<K>(leaf_index);
@@ -473,9 +470,9 @@ struct statement_builder {
     // exactly 0: with the sum's 1 kept apart as a bit, the sweep added the statement's adjoint to
     // s's and took it away again, which left s's own adjoint rounded to the precision of the
     // larger one: 1e-9 relative in a random program of tests/fuzz/statement_shapes_test.cpp. The
-    // test comes first and the merge is on a cold path: merged with selects in every case, clang++
-    // took 16% more instructions for Rosenbrock's statements; the variables inside named
-    // intermediates compared too, 3% more with g++ and Rosenbrock 3% slower.)
+    // test comes first and the merge is on a cold path, and only the variables read directly are
+    // compared: the merge made with selects in every case, or the variables inside named
+    // intermediates compared too, cost every accumulating statement more instructions.)
     template <std::size_t... K>
     NABLA_ALWAYS_INLINE bool merge_sum(const active<T>& sum, std::index_sequence<K...>) {
         if constexpr (Leaves <= leaf_merge_limit && sizeof...(K) > 0) {
@@ -561,9 +558,9 @@ struct statement_builder {
     }
 
     // Adds the adjoint of the K-th collapsed operand to the J-th's when both are the same
-    // intermediate (the same partials); every J gets an addition, as for named operands. (One
-    // helper for both merges measured 1.5-6% slower on Lennard-Jones with either compiler: the
-    // code the compilers make of these folds is fragile.)
+    // intermediate (the same partials); every J gets an addition, as for named operands. (Apart
+    // from merge_leaf: one helper for both merges was slower on Lennard-Jones with either
+    // compiler; the code the compilers make of these folds is fragile.)
     template <std::size_t K, std::size_t J>
     NABLA_ALWAYS_INLINE void merge_slot(bool& merged) {
         const bool take = !merged && std::get<J>(begins) == std::get<K>(begins);
@@ -762,8 +759,8 @@ NABLA_ALWAYS_INLINE tape_index record_statement(tape<T>* on, const E& e) {
     cursor<T> out = on->statement_cursor();
     out.open(may_refer && leaf_count<E> < 2 ? 2 : leaf_count<E>);
     // The accumulation bit of the statement's end, or 0. (A 32-bit number, not a bool: g++ kept
-    // the bool in memory, stored as a byte and loaded as 32 bits, a failed store forwarding on
-    // every statement: Rosenbrock recorded in 7.9 instead of 5.1 us.)
+    // the bool in memory, stored as a byte and loaded as 32 bits, a store-forwarding stall on
+    // every statement.)
     tape_index accumulation = 0;
     if constexpr (accumulated_operand<E> >= 0) {
         constexpr std::size_t k = accumulated_operand<E>;
@@ -832,7 +829,7 @@ NABLA_ALWAYS_INLINE constexpr bool reads_active(const E& e) {
 
 // An expression with no active tape: every variable it reads must be passive. (Forced inline,
 // reading values only: a call that took the expression's address, even on this cold path, would
-// keep the expression in memory on the hot path too, several times slower.)
+// keep the expression in memory on the hot path too.)
 template <class E>
 NABLA_ALWAYS_INLINE void check_passive(const E& e) {
     if (reads_active(e)) [[unlikely]]
@@ -847,9 +844,8 @@ inline constexpr std::uint32_t passive_generation = std::numeric_limits<std::uin
 // where each one's partials are, and its adjoint in the expression. No tape is needed for that:
 // when every use is one intermediate, the expression's collapsed form is that one's, scaled, and
 // it carries that one's generation (a stale one is reported by the statement that uses it, as
-// for any cached form). (Through the statement builder, which asks the tape for its generation and
-// room, Lennard-Jones recorded in 223 instead of 212 instructions per pair interaction with g++,
-// 231 instead of 216 with clang++.)
+// for any cached form). (Not through the statement builder, which would ask the tape for its
+// generation and for room that nothing here writes.)
 template <class T, std::size_t Slots>
 struct shared_uses {
     std::array<tape_index, Slots> begins;
@@ -884,7 +880,7 @@ one_intermediate(const shared_uses<T, Slots>& u, T& scale, std::index_sequence<K
 // same.) A form made while no tape records is kept as well, so a later use returns the cached form
 // on both paths: with one path rebuilding it, every use after the first was a join of two forms,
 // which g++ could not see equal, and a statement merged the uses of s6 = 1 / (r2 * r2 * r2) at run
-// time (Lennard-Jones: 324 instead of 287 instructions per pair interaction).
+// time.
 template <class Rule, class T, class... Operands>
 NABLA_ALWAYS_INLINE collapsed<T> collapse(const active_node<Rule, T, Operands...>& e) {
     if (e.cache.generation != 0)
@@ -964,8 +960,7 @@ NABLA_ALWAYS_INLINE constexpr auto hold(E&& e) {
     if constexpr (is_active_node_v<D> && std::is_lvalue_reference_v<E>) {
         // (A node that holds a constant keeps no origin, so its uses are told apart by their
         // contents alone: with its address kept, g++ built every statement that used it in
-        // memory, storing the constant into each copy: Rosenbrock's b = 1.0 - x[i] recorded in
-        // 110.5 instead of 101.6 instructions per term.)
+        // memory, storing the constant into each copy, as for Rosenbrock's b = 1.0 - x[i].)
         if constexpr (D::held_by_copy && holds_constant<D>)
             return named<D>{e, nullptr};
         else if constexpr (D::held_by_copy)

@@ -81,9 +81,8 @@ inline constexpr tape_index end_mask = refers_bit - 1;
 inline constexpr std::size_t partial_limit = end_mask;
 
 // Whether the sweep takes a statement of two pairs apart from the loop over pairs, which it then
-// keeps from unrolling: with clang++ (which unrolled the loop) only. (clang++: RK4's sweep 60 to 49
-// us, Lennard-Jones' 166 to 158-160 us, Rosenbrock's the same; g++, which does not unroll it:
-// Rosenbrock's 2.55 to 2.40 us but RK4's 43 to 49 us.)
+// keeps from unrolling: with clang++ only, which unrolled the loop, to the cost of statements of
+// more pairs. With g++, which does not unroll it, the same code made RK4's sweep slower.
 #if defined(__clang__)
 inline constexpr bool sweep_two_pairs_apart = true;
 #else
@@ -458,16 +457,13 @@ private:
     // intermediate's partials goes through them from the scratch memory with its adjoint times
     // the scale, in a loop of its own written out here (a function for both loops, taking or
     // returning the previous statement's adjoint, made clang++ keep that adjoint in memory or
-    // add it in a chain, 10-40% slower; one loop over pointers chosen per statement made g++'s
-    // other statements slower). With clang++, a statement of two pairs (Rosenbrock's terms) is
-    // taken apart from the loop over pairs, which is kept from unrolling (RK4's sweep 60 to 49 us;
-    // the loop alone kept from unrolling took Rosenbrock's gradient from 8.7 to 9.0 us). (Measured
-    // and left out: carrying each statement's end to the next step; a second register, for the
-    // statement two back: RK4's sweep 43 to 59 us with g++.) Out of line and aligned to 64 bytes,
-    // so its loops sit at the same offsets from a 64-byte boundary in every program: inlined, g++
-    // laid them out wherever the caller's code put them, and RK4's sweep took 43 or 51 us, and
-    // Rosenbrock's 2.5 or 2.85 us, from that alone (the same builds with -falign-loops=32 took
-    // 43 and 2.5 us).
+    // add it in a chain; one loop over pointers chosen per statement made g++'s other statements
+    // slower). With clang++, a statement of two pairs (Rosenbrock's terms) is taken apart from
+    // the loop over pairs, which is kept from unrolling: unrolled, the loop cost statements of
+    // more pairs (RK4's); kept from unrolling alone, it cost Rosenbrock's. Out of line and
+    // aligned to 64 bytes, so that its loops sit at the same offsets from a 64-byte boundary in
+    // every program and its speed does not depend on where the caller's code puts it. (What else
+    // was tried is listed in bench/RESULTS.md.)
     [[gnu::noinline, gnu::aligned(64)]] void sweep_down_to(std::size_t s, std::size_t last) {
         T* const adjoint = adjoints_.data();
         const detail::tape_index* const tape_operand = pairs_.indices();

@@ -26,8 +26,8 @@ inline constexpr bool vectorisable = std::is_same_v<T, double> || std::is_same_v
 #if NABLA_SIMD_TANGENTS
 // Whether N tangents of type T go in batches: at least two whole batches. Fewer go in plain
 // loops, which the compiler keeps as scalars: with one batch of two (the seed function's two
-// directions), packing each factor into a batch cost 3% of the whole gradient, and three
-// directions, one batch and a scalar, were 1.5x slower than plain loops.
+// directions) every factor must first be broadcast into a batch, and three directions, one
+// batch and a scalar tail, lose to plain loops.
 template <class T, std::size_t N>
 consteval bool batches_pay() {
     if constexpr (vectorisable<T>)
