@@ -5,7 +5,7 @@
 //   nabla::tape<> t;
 //   auto recording = t.record();
 //   nabla::var x = t.input(2.0), y = t.input(5.0);
-//   nabla::var f = log(x) + x * y - sin(y);     // one statement: three partials
+//   nabla::var f = log(x) + x * y - sin(y);     // one statement: two partials (x and y)
 //   t.gradient(f);                              // t.adjoint(x) == 5.5
 //
 // An active variable is a small handle: its value, its index on the tape and the generation of
