@@ -15,11 +15,22 @@
 #   NABLA_FRESH_DIR       where the tarball and the root live (default build-fresh)
 #   NABLA_FRESH_KEEP=1    keep the root after the run, for a look
 #
-# Exit status: 0 when both commands pass; 1 when one fails; 2 when the fresh root cannot be made
-# (no root rights, no mirror, no chroot), which says nothing about the project.
+# Exit status: 0 when both commands pass; 1 when one fails; 77 when the fresh root cannot be made
+# (no root rights, no mount namespace, no mirror, no chroot), which says nothing about the project.
+#
+# It runs in a mount namespace of its own (unshare), so the mounts it makes for the root (/proc,
+# /dev, ...) are never seen by the machine and vanish with it, even when the run is killed.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 project=$(pwd)
+
+if [[ -z "${NABLA_FRESH_NAMESPACE:-}" ]]; then
+    if [[ $(id -u) -ne 0 ]] || ! unshare --mount --propagation private true 2>/dev/null; then
+        echo "fresh-machine-test: cannot make the fresh root: a private mount namespace needs root and unshare" >&2
+        exit 77
+    fi
+    NABLA_FRESH_NAMESPACE=1 exec unshare --mount --propagation private bash "$0" "$@"
+fi
 
 mirror=${NABLA_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 work=$(realpath -m "${NABLA_FRESH_DIR:-build-fresh}")
@@ -29,7 +40,7 @@ root=$work/root
 say() { echo "fresh-machine-test: $*"; }
 cannot() {
     say "cannot make the fresh root: $*" >&2
-    exit 2
+    exit 77
 }
 
 [[ $(id -u) -eq 0 ]] || cannot "run as root (debootstrap, mount and chroot need it)"
@@ -48,9 +59,10 @@ unmount_all() {
 }
 finish() {
     local status=$?
+    set +e  # the cleanup never changes the exit status
     unmount_all
     if [[ "${NABLA_FRESH_KEEP:-0}" != 1 && -d "$root" ]]; then
-        rm -rf --one-file-system "$root"
+        rm -rf --one-file-system "$root" || say "could not remove $root entirely"
     fi
     exit "$status"
 }
@@ -66,7 +78,7 @@ if [[ ! -s "$tarball" ]]; then
     fi
     say "making a minimal Debian 12 root from $mirror"
     start=$(date +%s)
-    rm -rf "$work/base"
+    rm -rf --one-file-system "$work/base"
     debootstrap --variant=minbase bookworm "$work/base" "$mirror" >"$work/debootstrap.log" 2>&1 ||
         { tail -n 20 "$work/debootstrap.log" >&2; cannot "debootstrap failed (log: $work/debootstrap.log)"; }
     tar -C "$work/base" -cf "$tarball.part" . && mv "$tarball.part" "$tarball"
@@ -88,7 +100,10 @@ EOF
 cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
 
 # A clean clone of what is committed: untracked and modified files stay out.
-git clone --quiet --no-hardlinks "$project" "$root/root/nabla" || cannot "git clone failed"
+if [[ -n "$(git status --porcelain --untracked-files=no)" ]]; then
+    say "WARNING: uncommitted changes are not tested; the fresh root gets the committed HEAD"
+fi
+git clone --quiet --no-hardlinks "$project" "$root/root/nabla"
 say "testing commit $(git -C "$root/root/nabla" rev-parse --short HEAD)"
 
 mount -t proc proc "$root/proc" || cannot "mounting /proc failed"

@@ -193,8 +193,8 @@ TEST_CASE("NaN and infinities propagate as IEEE arithmetic does", "[rules][conve
     CHECK(nabla::grad(tanh(x), 800.0)[0] == 0.0);
 }
 
-TEST_CASE("an infinite factor: Taylor series keep IEEE products where the other modes keep "
-          "structural zeros",
+TEST_CASE("an infinite constant factor keeps the structural zeros of higher derivatives in every "
+          "mode",
           "[rules][conventions]") {
     // x * inf at x = 0: the value is 0 * inf, the first derivative inf, the higher ones are
     // structurally 0.
@@ -218,13 +218,20 @@ TEST_CASE("an infinite factor: Taylor series keep IEEE products where the other 
     CHECK(d3.value.value.tangent[0] == inf);
     CHECK(d3.value.tangent[0].tangent[0] == 0.0);
     CHECK(d3.tangent[0].tangent[0].tangent[0] == 0.0);
-    // Taylor mode: the series' coefficients of order 2 and 3 are 0 * inf, NaN
-    // (docs/conventions.md, "Taylor series and infinite factors").
-    const auto series = nabla::derivatives<3>(scaled, 0.0);
-    CHECK(std::isnan(series[0]));
-    CHECK(series[1] == inf);
-    CHECK(std::isnan(series[2]));
-    CHECK(std::isnan(series[3]));
+    // Taylor mode: a constant factor leaves zero coefficients zero, also written t * inf and
+    // inf * t; a product of two series keeps IEEE products (docs/conventions.md).
+    for (const auto& series : {nabla::derivatives<3>(scaled, 0.0),
+                               nabla::derivatives<3>([](auto t) { return t * inf; }, 0.0),
+                               nabla::derivatives<3>([](auto t) { return inf * t; }, 0.0)}) {
+        CHECK(std::isnan(series[0]));
+        CHECK(series[1] == inf);
+        CHECK(series[2] == 0.0);
+        CHECK(series[3] == 0.0);
+    }
+    using series_type = nabla::taylor<double, 3>;
+    const auto by_series = nabla::derivatives<3>([](auto t) { return t * series_type(inf); }, 0.0);
+    CHECK(by_series[1] == inf);
+    CHECK(std::isnan(by_series[2]));
 }
 
 TEST_CASE("polygamma at its poles and outside its orders", "[rules][conventions]") {

@@ -44,6 +44,10 @@ bool hessian_on(const F& f, matrix<R>& h, const Args&... args) {
         return f(seeded_twice<D>(static_cast<R>(args), I, I, true, true)...);
     }
     (std::index_sequence_for<Args...>{});
+    static_assert(std::is_same_v<std::remove_cvref_t<decltype(y)>, D> ||
+                      std::is_arithmetic_v<std::remove_cvref_t<decltype(y)>>,
+                  "nabla::hessian(f, ...): f returns one number (the Hessian is of a scalar "
+                  "function); for a function with several outputs, use nabla::jacobian");
     bool nan = false;
     if constexpr (std::is_same_v<std::remove_cvref_t<decltype(y)>, D>) {
         for (std::size_t i = 0; i < n; ++i)
@@ -82,6 +86,10 @@ bool hessian_block(const F& f, const Container& x, std::size_t a, std::size_t b,
                                              in_b ? k - b : 0, in_a, in_b);
     }
     const auto y = f(active);
+    static_assert(std::is_same_v<std::remove_cvref_t<decltype(y)>, D> ||
+                      std::is_arithmetic_v<std::remove_cvref_t<decltype(y)>>,
+                  "nabla::hessian(f, ...): f returns one number (the Hessian is of a scalar "
+                  "function); for a function with several outputs, use nabla::jacobian");
     bool nan = false;
     if constexpr (std::is_same_v<std::remove_cvref_t<decltype(y)>, D>) {
         for (std::size_t i = a; i < std::min(n, a + width); ++i) {

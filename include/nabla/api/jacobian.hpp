@@ -35,10 +35,13 @@ bool write_columns(const Outputs& y, std::size_t start, std::size_t stop, matrix
     bool nan = false;
     for (std::size_t i = 0; i < y.size(); ++i)
         for (std::size_t k = start; k < stop; ++k) {
-            if constexpr (is_dual_v<Y>)
+            if constexpr (is_dual_v<Y>) {
                 j(i, k) = element(y, i).tangent[k - start];
-            else
+            } else {
+                static_assert(std::is_arithmetic_v<Y>,
+                              "nabla::jacobian(F, x): F returns a container of numbers");
                 j(i, k) = R(0);
+            }
             nan = nan || j(i, k) != j(i, k);
         }
     return nan;

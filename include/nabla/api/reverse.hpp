@@ -79,15 +79,24 @@ constexpr void check_reverse_generic() {
 }
 
 // What f returned, as an active variable recorded on the tape (a node is recorded as one
-// statement; a plain number is a constant).
+// statement; a plain number is a constant). Anything else is not one number: said at compile
+// time, rather than converted.
 template <class R, class Y>
 active<R> as_active(const Y& y) {
-    if constexpr (is_active_v<Y>)
+    if constexpr (is_active_v<Y>) {
         return y;
-    else if constexpr (ActiveExpression<Y>)
+    } else if constexpr (ActiveExpression<Y>) {
         return active<R>(y);
-    else
-        return active<R>(static_cast<R>(y));
+    } else {
+        static_assert(std::is_arithmetic_v<Y> || std::is_convertible_v<Y, R>,
+                      "nabla: f returns one number here (grad, value_and_grad, hessian, hvp, a "
+                      "vjp of one output, or each output of a jacobian); for a function with "
+                      "several outputs, use nabla::jacobian or nabla::vjp");
+        if constexpr (std::is_arithmetic_v<Y> || std::is_convertible_v<Y, R>)
+            return active<R>(static_cast<R>(y));
+        else
+            return active<R>{};
+    }
 }
 
 // Records x's elements as new inputs of t, in the active container `inputs` of x's shape (all at

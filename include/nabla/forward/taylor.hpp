@@ -58,6 +58,10 @@ struct taylor {
     constexpr taylor& operator+=(const taylor& o) { return *this = *this + o; }
     constexpr taylor& operator-=(const taylor& o) { return *this = *this - o; }
     constexpr taylor& operator*=(const taylor& o) { return *this = *this * o; }
+    template <class U>
+    requires(std::is_arithmetic_v<U>) constexpr taylor& operator*=(const U& v) {
+        return *this = *this * v;
+    }
     constexpr taylor& operator/=(const taylor& o) { return *this = *this / o; }
 };
 
@@ -161,12 +165,16 @@ NABLA_TAYLOR_MIXED(-)
 NABLA_TAYLOR_MIXED(/)
 #undef NABLA_TAYLOR_MIXED
 
-// A constant factor scales every coefficient (cheaper than the Cauchy product).
+// A constant factor scales every coefficient (cheaper than the Cauchy product). The value is the
+// IEEE product; a zero derivative coefficient stays zero even when the factor is infinite: the
+// higher derivatives of x * inf are structurally 0, as in the static graphs and dual numbers
+// (docs/conventions.md).
 template <class T, std::size_t K, detail::ConstantForTaylor<T> U>
 constexpr taylor<T, K> operator*(const taylor<T, K>& a, const U& b) {
     taylor<T, K> r;
-    for (std::size_t k = 0; k <= K; ++k)
-        r.c[k] = a.c[k] * static_cast<T>(b);
+    r.c[0] = a.c[0] * static_cast<T>(b);
+    for (std::size_t k = 1; k <= K; ++k)
+        r.c[k] = a.c[k] == T(0) ? T(0) : a.c[k] * static_cast<T>(b);
     return r;
 }
 template <class T, std::size_t K, detail::ConstantForTaylor<T> U>
