@@ -190,19 +190,25 @@ TEST_CASE("random programs: every mode agrees, and with finite differences", "[f
     tally counts;
     for (std::uint64_t seed = first; seed < first + count; ++seed) {
         nabla_fuzz::generator g(seed);
-        const int inputs = 1 + static_cast<int>(seed % 4);
-        const int length = 3 + static_cast<int>((seed / 4) % 10);
-        // One program in six ignores some of its inputs (where it has more than one), one in six
-        // returns a plain number that depends on none.
+        int inputs = 1 + static_cast<int>(seed % 4);
+        int length = 3 + static_cast<int>((seed / 4) % 10);
+        // One program in six ignores some of its inputs: 2 to 12 of them, so that an ignored input
+        // also falls in a second chunk of directions (forward_chunk is 8), with one at least read
+        // and one at least ignored. One in six returns a plain number that depends on none.
         dependence kind = dependence::all;
         std::vector<bool> ignored;
-        if (seed % 6 == 4 && inputs > 1) {
+        if (seed % 6 == 4) {
             kind = dependence::some;
             std::mt19937_64 draw(seed);
+            inputs = 2 + static_cast<int>(draw() % 11);
+            length = std::max(length, inputs);
             for (int i = 0; i < inputs; ++i)
                 ignored.push_back(draw() % 2 == 0);
-            ignored[draw() % static_cast<std::uint64_t>(inputs)] = true;
-            ignored[draw() % static_cast<std::uint64_t>(inputs)] = false;
+            const auto pick = [&] { return draw() % static_cast<std::uint64_t>(inputs); };
+            const std::uint64_t read = pick();
+            ignored[read] = false;
+            if (std::find(ignored.begin(), ignored.end(), true) == ignored.end())
+                ignored[(read + 1) % static_cast<std::uint64_t>(inputs)] = true;
         } else if (seed % 6 == 5) {
             kind = dependence::passive;
         }
