@@ -58,6 +58,12 @@ void check_x2z_hessian(const Matrix& h) {
 template <class X>
 using number_of = std::remove_cvref_t<decltype(std::declval<const X&>()[0])>;
 
+// Outputs {x0^2, 2}: the second is a constant of the active type.
+const auto square_and_constant = [](const auto& y) {
+    using T = number_of<std::remove_cvref_t<decltype(y)>>;
+    return std::array<T, 2>{y[0] * y[0], T(2.0)};
+};
+
 // A function of a container that reads x[0] only: x0^3.
 const auto cube_of_first = [](const auto& x) { return x[0] * x[0] * x[0]; };
 
@@ -193,12 +199,7 @@ TEST_CASE("vjp and hvp of constant functions and of constant outputs", "[passive
     CHECK(all_zero(nabla::hvp(constant_of_container, x, x)));
     CHECK(all_zero(nabla::hvp(constant_of_container, std::array{1.0, 2.0}, std::array{1.0, 0.5})));
 
-    // Outputs {x0^2, 2}: the second is a constant of the active type.
-    const auto two_outputs = [](const auto& y) {
-        using T = number_of<std::remove_cvref_t<decltype(y)>>;
-        return std::array<T, 2>{y[0] * y[0], T(2.0)};
-    };
-    auto [values, rows] = nabla::vjp(two_outputs, x);
+    auto [values, rows] = nabla::vjp(square_and_constant, x);
     CHECK(values[0] == x[0] * x[0]);
     CHECK(values[1] == 2.0);
     const std::vector<double> row0 = rows(std::array{1.0, 0.0});
@@ -221,12 +222,8 @@ TEMPLATE_TEST_CASE("jacobians with constant outputs, in both modes",
                    (xt::xtensor<double, 1>)) {
     using nabla::mode::forward, nabla::mode::reverse;
     const TestType x = {0.5, 0.45, -0.7};
-    const auto partly_constant = [](const auto& y) {
-        using T = number_of<std::remove_cvref_t<decltype(y)>>;
-        return std::array<T, 2>{y[0] * y[0], T(2.0)};
-    };
-    for (const auto& j : {nabla::jacobian(forward, partly_constant, x),
-                          nabla::jacobian(reverse, partly_constant, x)}) {
+    for (const auto& j : {nabla::jacobian(forward, square_and_constant, x),
+                          nabla::jacobian(reverse, square_and_constant, x)}) {
         REQUIRE(j.shape()[0] == 2);
         REQUIRE(j.shape()[1] == 3);
         CHECK(j(0, 0) == 1.0);

@@ -1,8 +1,8 @@
 #include <nabla/nabla.hpp>
 
 #include <array>
-#include <vector>
 #include <type_traits>
+#include <vector>
 int main() {
 #ifdef NABLA_FAIL_CASE
     // Several outputs (here one, in an array): a Hessian is of a scalar function (reverse mode).

@@ -24,6 +24,14 @@ namespace nabla {
 
 namespace detail {
 
+// What f returned on nested duals D: one number, active (D) or a constant (plain).
+template <class D, class Y>
+constexpr void check_one_number() {
+    static_assert(std::is_same_v<Y, D> || std::is_arithmetic_v<Y>,
+                  "nabla::hessian(f, ...): f returns one number (the Hessian is of a scalar "
+                  "function); for a function with several outputs, use nabla::jacobian");
+}
+
 // The value of a nested dual D seeded with direction i in the inner and j in the outer level.
 template <class D, class R>
 constexpr D
@@ -44,10 +52,7 @@ bool hessian_on(const F& f, matrix<R>& h, const Args&... args) {
         return f(seeded_twice<D>(static_cast<R>(args), I, I, true, true)...);
     }
     (std::index_sequence_for<Args...>{});
-    static_assert(std::is_same_v<std::remove_cvref_t<decltype(y)>, D> ||
-                      std::is_arithmetic_v<std::remove_cvref_t<decltype(y)>>,
-                  "nabla::hessian(f, ...): f returns one number (the Hessian is of a scalar "
-                  "function); for a function with several outputs, use nabla::jacobian");
+    check_one_number<D, std::remove_cvref_t<decltype(y)>>();
     bool nan = false;
     if constexpr (std::is_same_v<std::remove_cvref_t<decltype(y)>, D>) {
         for (std::size_t i = 0; i < n; ++i)
@@ -86,10 +91,7 @@ bool hessian_block(const F& f, const Container& x, std::size_t a, std::size_t b,
                                              in_b ? k - b : 0, in_a, in_b);
     }
     const auto y = f(active);
-    static_assert(std::is_same_v<std::remove_cvref_t<decltype(y)>, D> ||
-                      std::is_arithmetic_v<std::remove_cvref_t<decltype(y)>>,
-                  "nabla::hessian(f, ...): f returns one number (the Hessian is of a scalar "
-                  "function); for a function with several outputs, use nabla::jacobian");
+    check_one_number<D, std::remove_cvref_t<decltype(y)>>();
     bool nan = false;
     if constexpr (std::is_same_v<std::remove_cvref_t<decltype(y)>, D>) {
         for (std::size_t i = a; i < std::min(n, a + width); ++i) {
