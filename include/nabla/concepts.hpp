@@ -50,6 +50,15 @@ inline constexpr bool is_expression_v =
 template <class T>
 concept Expression = is_expression_v<T>;
 
+// A number that carries a value and tangents (nabla::dual, nested to any depth, or a user's type
+// of the same shape): what the modes look through to reach the plain value and to compare or
+// zero-test every part.
+template <class T>
+concept DualLike = requires(const T& x) {
+    x.value;
+    x.tangent;
+};
+
 // What an operator or function of nabla accepts: an expression or a plain number.
 template <class T>
 concept Operand = Expression<T> || Number<T>;

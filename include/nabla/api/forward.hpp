@@ -23,6 +23,7 @@
 #include "../config.hpp"
 #include "../core/evaluate.hpp"
 #include "../forward/dual.hpp"
+#include "../values.hpp"
 
 namespace nabla {
 
@@ -45,54 +46,9 @@ struct value_and_tangent {
 
 namespace detail {
 
-// How nabla reads and makes the containers whose elements it differentiates: a specialisation
-// per kind of container. std::array and std::vector are here; tensor/containers.hpp adds
-// xt::xtensor and xt::xarray.
-template <class C>
-struct container_traits {
-    static constexpr bool supported = false;
-};
-
-template <class T, std::size_t N>
-struct container_traits<std::array<T, N>> {
-    static constexpr bool supported = true;
-    static constexpr std::size_t static_size = N;
-    template <class D>
-    static std::array<D, N> make_like(const std::array<T, N>&) {
-        return {};
-    }
-};
-
-template <class T, class A>
-struct container_traits<std::vector<T, A>> {
-    static constexpr bool supported = true;
-    static constexpr std::size_t static_size = 0;
-    template <class D>
-    static std::vector<D> make_like(const std::vector<T, A>& x) {
-        return std::vector<D>(x.size());
-    }
-};
-
-// The k-th element in storage order.
-template <class C>
-constexpr decltype(auto) element(C& c, std::size_t k) {
-    if constexpr (requires { c.data(); })
-        return c.data()[k];
-    else
-        return c[k];
-}
-
-template <class C>
-concept NumberContainer = container_traits<std::remove_cvref_t<C>>::supported &&
-    Number<typename std::remove_cvref_t<C>::value_type>;
-
 // Whether a transformation's arguments are one container of numbers (rather than scalars).
 template <class... Args>
 inline constexpr bool one_container = sizeof...(Args) == 1 && (NumberContainer<Args> && ...);
-
-// The same kind of container, holding D.
-template <class C, class D>
-using rebind = decltype(container_traits<C>::template make_like<D>(std::declval<const C&>()));
 
 // The value and tangents of what f returned; a function that returns a plain number is constant.
 template <class R, class D, class Y>
@@ -139,7 +95,7 @@ result_of(const D& y, std::index_sequence<I...>) {
 // Whether a number, or any part of a dual number, is NaN.
 template <class T>
 constexpr bool has_nan(const T& x) {
-    if constexpr (requires { x.value, x.tangent; }) {
+    if constexpr (DualLike<T>) {
         if (has_nan(x.value))
             return true;
         for (const auto& t : x.tangent)

@@ -163,6 +163,18 @@ constexpr auto divide_strong_zero(A a, B b) {
         return make_node<rules::div_strong_zero_rule>(a, b);
 }
 
+// The node of a function of two operands from the function list (rules/functions.hpp): the
+// strong-zero products and quotients fold structural zeros as above.
+template <class Rule, class A, class B>
+constexpr auto make_binary_node(A a, B b) {
+    if constexpr (std::is_same_v<Rule, rules::mul_strong_zero_rule>)
+        return multiply_strong_zero(a, b);
+    else if constexpr (std::is_same_v<Rule, rules::div_strong_zero_rule>)
+        return divide_strong_zero(a, b);
+    else
+        return make_node<Rule>(a, b);
+}
+
 // Integer exponents (ints, literals, sums and products of them) get their own rule, defined for
 // negative bases.
 template <class A, class B>

@@ -5,6 +5,7 @@
 
 #include <type_traits>
 
+#include "../rules/functions.hpp"
 #include "build.hpp"
 #include "held.hpp"
 
@@ -43,62 +44,14 @@ namespace nabla {
     }
 
 #define NABLA_BINARY_RULE(function, rule)                                                          \
-    namespace detail {                                                                             \
-    template <class A, class B>                                                                    \
-    constexpr auto build_##function(A a, B b) {                                                    \
-        return make_node<rules::rule>(a, b);                                                       \
-    }                                                                                              \
-    }                                                                                              \
-    NABLA_BINARY_FUNCTION(function, detail::build_##function)                                      \
+    NABLA_BINARY_FUNCTION(function, detail::make_binary_node<rules::rule>)                         \
     template <Number A, Number B>                                                                  \
     constexpr auto function(const A& a, const B& b) {                                              \
         return rules::rule::value(a, b);                                                           \
     }
 
-NABLA_UNARY_FUNCTION(exp, exp_rule)
-NABLA_UNARY_FUNCTION(exp2, exp2_rule)
-NABLA_UNARY_FUNCTION(expm1, expm1_rule)
-NABLA_UNARY_FUNCTION(log, log_rule)
-NABLA_UNARY_FUNCTION(log2, log2_rule)
-NABLA_UNARY_FUNCTION(log10, log10_rule)
-NABLA_UNARY_FUNCTION(log1p, log1p_rule)
-NABLA_UNARY_FUNCTION(sqrt, sqrt_rule)
-NABLA_UNARY_FUNCTION(cbrt, cbrt_rule)
-NABLA_UNARY_FUNCTION(sin, sin_rule)
-NABLA_UNARY_FUNCTION(cos, cos_rule)
-NABLA_UNARY_FUNCTION(tan, tan_rule)
-NABLA_UNARY_FUNCTION(asin, asin_rule)
-NABLA_UNARY_FUNCTION(acos, acos_rule)
-NABLA_UNARY_FUNCTION(atan, atan_rule)
-NABLA_UNARY_FUNCTION(sinh, sinh_rule)
-NABLA_UNARY_FUNCTION(cosh, cosh_rule)
-NABLA_UNARY_FUNCTION(tanh, tanh_rule)
-NABLA_UNARY_FUNCTION(asinh, asinh_rule)
-NABLA_UNARY_FUNCTION(acosh, acosh_rule)
-NABLA_UNARY_FUNCTION(atanh, atanh_rule)
-NABLA_UNARY_FUNCTION(erf, erf_rule)
-NABLA_UNARY_FUNCTION(erfc, erfc_rule)
-NABLA_UNARY_FUNCTION(tgamma, tgamma_rule)
-NABLA_UNARY_FUNCTION(lgamma, lgamma_rule)
-NABLA_UNARY_FUNCTION(abs, abs_rule)
-NABLA_UNARY_FUNCTION(fabs, abs_rule)
-NABLA_UNARY_FUNCTION(sign, sign_rule)
-NABLA_UNARY_FUNCTION(floor, floor_rule)
-NABLA_UNARY_FUNCTION(ceil, ceil_rule)
-NABLA_UNARY_FUNCTION(round, round_rule)
-NABLA_UNARY_FUNCTION(trunc, trunc_rule)
-
-NABLA_BINARY_RULE(atan2, atan2_rule)
-NABLA_BINARY_RULE(hypot, hypot_rule)
-NABLA_BINARY_RULE(min, min_rule)
-NABLA_BINARY_RULE(max, max_rule)
-NABLA_BINARY_RULE(fmin, fmin_rule)
-NABLA_BINARY_RULE(fmax, fmax_rule)
-NABLA_BINARY_RULE(min_weight, min_weight_rule)
-NABLA_BINARY_RULE(fmin_weight, fmin_weight_rule)
-NABLA_BINARY_RULE(fmax_weight, fmax_weight_rule)
-NABLA_BINARY_FUNCTION(mul_strong_zero, detail::multiply_strong_zero)
-NABLA_BINARY_FUNCTION(div_strong_zero, detail::divide_strong_zero)
+NABLA_UNARY_FUNCTIONS(NABLA_UNARY_FUNCTION)
+NABLA_BINARY_FUNCTIONS(NABLA_BINARY_RULE)
 
 // pow(x, y) with a real exponent, pow(x, n) with an integer one (int or nabla::literal<N>):
 // integer exponents get their own rule, valid for negative x.

@@ -3,11 +3,13 @@
 // whose value and tangents all are. The tape's sweep skips statements whose adjoint is exactly
 // zero, and strong-zero products on dual numbers drop terms with an exactly-zero factor.
 
+#include "../concepts.hpp"
+
 namespace nabla::detail {
 
 template <class T>
 constexpr bool exactly_zero(const T& a) {
-    if constexpr (requires { a.value, a.tangent; }) {
+    if constexpr (DualLike<T>) {
         if (!exactly_zero(a.value))
             return false;
         for (const auto& t : a.tangent)

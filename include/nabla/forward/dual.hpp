@@ -30,7 +30,9 @@
 #include "../core/functions.hpp"
 #include "../core/zero.hpp"
 #include "../rules.hpp"
+#include "../rules/functions.hpp"
 #include "../simd/tangents.hpp"
+#include "../values.hpp"
 
 namespace nabla {
 
@@ -78,25 +80,7 @@ inline constexpr bool is_dual_v = false;
 template <class T, std::size_t N, bool S>
 inline constexpr bool is_dual_v<dual<T, N, S>> = true;
 
-// The plain value underneath any nesting of duals.
-template <class T>
-constexpr auto primal(const T& x) {
-    if constexpr (is_dual_v<T>)
-        return primal(x.value);
-    else
-        return x;
-}
-
 namespace detail {
-
-template <class T>
-struct primal_type {
-    using type = T;
-};
-template <class T, std::size_t N, bool S>
-struct primal_type<dual<T, N, S>> {
-    using type = typename primal_type<T>::type;
-};
 
 // A plain-number operand of a dual operation, as the innermost number type: a constant stays a
 // plain number at every level of nesting, so no rule ever computes a partial with respect to it
@@ -345,50 +329,8 @@ constexpr auto operator<=>(const dual<T, N, S>& a, const U& b) {
         return detail::apply_right<rules::rule>(detail::as_constant<T>(a), b);                     \
     }
 
-NABLA_DUAL_UNARY(exp, exp_rule)
-NABLA_DUAL_UNARY(exp2, exp2_rule)
-NABLA_DUAL_UNARY(expm1, expm1_rule)
-NABLA_DUAL_UNARY(log, log_rule)
-NABLA_DUAL_UNARY(log2, log2_rule)
-NABLA_DUAL_UNARY(log10, log10_rule)
-NABLA_DUAL_UNARY(log1p, log1p_rule)
-NABLA_DUAL_UNARY(sqrt, sqrt_rule)
-NABLA_DUAL_UNARY(cbrt, cbrt_rule)
-NABLA_DUAL_UNARY(sin, sin_rule)
-NABLA_DUAL_UNARY(cos, cos_rule)
-NABLA_DUAL_UNARY(tan, tan_rule)
-NABLA_DUAL_UNARY(asin, asin_rule)
-NABLA_DUAL_UNARY(acos, acos_rule)
-NABLA_DUAL_UNARY(atan, atan_rule)
-NABLA_DUAL_UNARY(sinh, sinh_rule)
-NABLA_DUAL_UNARY(cosh, cosh_rule)
-NABLA_DUAL_UNARY(tanh, tanh_rule)
-NABLA_DUAL_UNARY(asinh, asinh_rule)
-NABLA_DUAL_UNARY(acosh, acosh_rule)
-NABLA_DUAL_UNARY(atanh, atanh_rule)
-NABLA_DUAL_UNARY(erf, erf_rule)
-NABLA_DUAL_UNARY(erfc, erfc_rule)
-NABLA_DUAL_UNARY(tgamma, tgamma_rule)
-NABLA_DUAL_UNARY(lgamma, lgamma_rule)
-NABLA_DUAL_UNARY(abs, abs_rule)
-NABLA_DUAL_UNARY(fabs, abs_rule)
-NABLA_DUAL_UNARY(sign, sign_rule)
-NABLA_DUAL_UNARY(floor, floor_rule)
-NABLA_DUAL_UNARY(ceil, ceil_rule)
-NABLA_DUAL_UNARY(round, round_rule)
-NABLA_DUAL_UNARY(trunc, trunc_rule)
-
-NABLA_DUAL_BINARY(atan2, atan2_rule)
-NABLA_DUAL_BINARY(hypot, hypot_rule)
-NABLA_DUAL_BINARY(min, min_rule)
-NABLA_DUAL_BINARY(max, max_rule)
-NABLA_DUAL_BINARY(fmin, fmin_rule)
-NABLA_DUAL_BINARY(fmax, fmax_rule)
-NABLA_DUAL_BINARY(min_weight, min_weight_rule)
-NABLA_DUAL_BINARY(fmin_weight, fmin_weight_rule)
-NABLA_DUAL_BINARY(fmax_weight, fmax_weight_rule)
-NABLA_DUAL_BINARY(mul_strong_zero, mul_strong_zero_rule)
-NABLA_DUAL_BINARY(div_strong_zero, div_strong_zero_rule)
+NABLA_UNARY_FUNCTIONS(NABLA_DUAL_UNARY)
+NABLA_BINARY_FUNCTIONS(NABLA_DUAL_BINARY)
 #undef NABLA_DUAL_UNARY
 #undef NABLA_DUAL_BINARY
 

@@ -32,6 +32,7 @@
 #include "../core/evaluate.hpp"
 #include "../core/functions.hpp"
 #include "../rules.hpp"
+#include "../rules/functions.hpp"
 #include "../rules/series.hpp"
 
 namespace nabla {
@@ -205,38 +206,7 @@ constexpr auto operator<=>(const taylor<T, K>& a, const U& b) {
     constexpr taylor<T, K> function(const taylor<T, K>& u) {                                       \
         return detail::series_of<rules::rule, T, K>(u);                                            \
     }
-NABLA_TAYLOR_UNARY(exp, exp_rule)
-NABLA_TAYLOR_UNARY(exp2, exp2_rule)
-NABLA_TAYLOR_UNARY(expm1, expm1_rule)
-NABLA_TAYLOR_UNARY(log, log_rule)
-NABLA_TAYLOR_UNARY(log2, log2_rule)
-NABLA_TAYLOR_UNARY(log10, log10_rule)
-NABLA_TAYLOR_UNARY(log1p, log1p_rule)
-NABLA_TAYLOR_UNARY(sqrt, sqrt_rule)
-NABLA_TAYLOR_UNARY(cbrt, cbrt_rule)
-NABLA_TAYLOR_UNARY(sin, sin_rule)
-NABLA_TAYLOR_UNARY(cos, cos_rule)
-NABLA_TAYLOR_UNARY(tan, tan_rule)
-NABLA_TAYLOR_UNARY(asin, asin_rule)
-NABLA_TAYLOR_UNARY(acos, acos_rule)
-NABLA_TAYLOR_UNARY(atan, atan_rule)
-NABLA_TAYLOR_UNARY(sinh, sinh_rule)
-NABLA_TAYLOR_UNARY(cosh, cosh_rule)
-NABLA_TAYLOR_UNARY(tanh, tanh_rule)
-NABLA_TAYLOR_UNARY(asinh, asinh_rule)
-NABLA_TAYLOR_UNARY(acosh, acosh_rule)
-NABLA_TAYLOR_UNARY(atanh, atanh_rule)
-NABLA_TAYLOR_UNARY(erf, erf_rule)
-NABLA_TAYLOR_UNARY(erfc, erfc_rule)
-NABLA_TAYLOR_UNARY(tgamma, tgamma_rule)
-NABLA_TAYLOR_UNARY(lgamma, lgamma_rule)
-NABLA_TAYLOR_UNARY(abs, abs_rule)
-NABLA_TAYLOR_UNARY(fabs, abs_rule)
-NABLA_TAYLOR_UNARY(sign, sign_rule)
-NABLA_TAYLOR_UNARY(floor, floor_rule)
-NABLA_TAYLOR_UNARY(ceil, ceil_rule)
-NABLA_TAYLOR_UNARY(round, round_rule)
-NABLA_TAYLOR_UNARY(trunc, trunc_rule)
+NABLA_UNARY_FUNCTIONS(NABLA_TAYLOR_UNARY)
 #undef NABLA_TAYLOR_UNARY
 
 #define NABLA_TAYLOR_BINARY(function, rule)                                                        \
@@ -245,12 +215,7 @@ NABLA_TAYLOR_UNARY(trunc, trunc_rule)
         return detail::series_of<rules::rule, T, K>(a, b);                                         \
     }
 NABLA_TAYLOR_BINARY(pow, pow_rule)
-NABLA_TAYLOR_BINARY(hypot, hypot_rule)
-NABLA_TAYLOR_BINARY(atan2, atan2_rule)
-NABLA_TAYLOR_BINARY(min, min_rule)
-NABLA_TAYLOR_BINARY(max, max_rule)
-NABLA_TAYLOR_BINARY(fmin, fmin_rule)
-NABLA_TAYLOR_BINARY(fmax, fmax_rule)
+NABLA_BINARY_FUNCTIONS(NABLA_TAYLOR_BINARY)
 #undef NABLA_TAYLOR_BINARY
 
 template <class T, std::size_t K>
@@ -299,23 +264,7 @@ constexpr taylor<T, K> pow(const U& a, const taylor<T, K>& b) {
     return pow(taylor<T, K>(static_cast<T>(a)), b);
 }
 
-// The strong-zero products: an identically zero left factor gives exactly zero.
-template <class T, std::size_t K>
-constexpr taylor<T, K> mul_strong_zero(const taylor<T, K>& a, const taylor<T, K>& b) {
-    for (const T& x : a.c)
-        if (x != T(0))
-            return a * b;
-    return taylor<T, K>(T(0));
-}
-template <class T, std::size_t K>
-constexpr taylor<T, K> div_strong_zero(const taylor<T, K>& a, const taylor<T, K>& b) {
-    for (const T& x : a.c)
-        if (x != T(0))
-            return a / b;
-    return taylor<T, K>(T(0));
-}
-
-#define NABLA_TAYLOR_MIXED_FUNCTION(function)                                                      \
+#define NABLA_TAYLOR_MIXED_FUNCTION(function, rule)                                                \
     template <class T, std::size_t K, detail::ConstantForTaylor<T> U>                              \
     constexpr taylor<T, K> function(const taylor<T, K>& a, const U& b) {                           \
         return function(a, taylor<T, K>(static_cast<T>(b)));                                       \
@@ -324,14 +273,7 @@ constexpr taylor<T, K> div_strong_zero(const taylor<T, K>& a, const taylor<T, K>
     constexpr taylor<T, K> function(const U& a, const taylor<T, K>& b) {                           \
         return function(taylor<T, K>(static_cast<T>(a)), b);                                       \
     }
-NABLA_TAYLOR_MIXED_FUNCTION(hypot)
-NABLA_TAYLOR_MIXED_FUNCTION(atan2)
-NABLA_TAYLOR_MIXED_FUNCTION(min)
-NABLA_TAYLOR_MIXED_FUNCTION(max)
-NABLA_TAYLOR_MIXED_FUNCTION(fmin)
-NABLA_TAYLOR_MIXED_FUNCTION(fmax)
-NABLA_TAYLOR_MIXED_FUNCTION(mul_strong_zero)
-NABLA_TAYLOR_MIXED_FUNCTION(div_strong_zero)
+NABLA_BINARY_FUNCTIONS(NABLA_TAYLOR_MIXED_FUNCTION)
 #undef NABLA_TAYLOR_MIXED_FUNCTION
 
 template <class T, std::size_t K>

@@ -22,8 +22,8 @@
 #include <utility>
 #include <vector>
 
-#include "../api/reverse.hpp"
 #include "active.hpp"
+#include "detail/lent_tape.hpp"
 #include "tape.hpp"
 
 namespace nabla {

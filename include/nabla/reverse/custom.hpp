@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "active.hpp"
+#include "detail/access.hpp"
 #include "tape.hpp"
 
 namespace nabla {
@@ -47,7 +48,7 @@ auto custom_vjp(const Inputs& inputs, const Forward& forward) {
     for (const A& x : inputs) {
         values.push_back(x.value);
         if (on != nullptr)
-            on->check(x.generation(), x.index());
+            detail::tape_access::check(*on, x.generation(), x.index());
         else if (x.index() != 0)
             detail::throw_no_tape();
         indices.push_back(on != nullptr && x.generation() == on->generation() ? x.index() : 0);
@@ -71,10 +72,11 @@ auto custom_vjp(const Inputs& inputs, const Forward& forward) {
     const std::size_t first = on->statements();
     for (const T& y : outputs)
         result.push_back(on->input(y));
-    on->add_custom(typename tape<T>::custom_entry{
-        static_cast<detail::tape_index>(first), static_cast<detail::tape_index>(outputs.size()),
-        std::move(indices),
-        std::function<std::vector<T>(const std::vector<T>&)>(std::move(pullback))});
+    detail::tape_access::add_custom(
+        *on, detail::tape_access::custom_entry<T>{
+                 static_cast<detail::tape_index>(first),
+                 static_cast<detail::tape_index>(outputs.size()), std::move(indices),
+                 std::function<std::vector<T>(const std::vector<T>&)>(std::move(pullback))});
     return result;
 }
 

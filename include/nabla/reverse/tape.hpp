@@ -1,93 +1,48 @@
 #pragma once
 // nabla::tape<T>: the flat, statement-level tape of reverse mode for programs whose graph depends
-// on run-time data (loops over run-time sizes, branches on values).
+// on run-time data (loops over run-time sizes, branches on values), and tape<T>::recording, which
+// makes a tape the one that records on this thread.
 //
-// A statement is one assignment to an active variable (nabla::active<T>, reverse/active.hpp). Its
-// right-hand side, an expression template, is collapsed into local partials when it is assigned,
-// so the tape holds one entry per statement, not per operation:
+//   nabla::tape<> t;
+//   auto recording = t.record();
+//   nabla::var x = t.input(2.0), y = t.input(5.0);
+//   nabla::var f = log(x) + x * y - sin(y);     // one statement: two partials (x and y)
+//   t.gradient(f);                              // t.adjoint(x) == 5.5
 //
-//   statement s (its result is variable s):  operands op[e(s-1)] ... op[e(s)-1]
-//                                             partials d[e(s-1)] ... d[e(s)-1]
-//
-// Three flat arrays (operand indices, partials, statement ends) and an adjoint array, all reused
-// across recordings: clearing keeps their memory, so a tape that is recorded again and again
-// stops allocating after the first recording. The reverse sweep is one loop over the statements,
-// last to first, with no recursion, no virtual call and no allocation:
-//
-//   a = adjoint[s];  if (a != 0) for each operand k of s:  adjoint[op[k]] += d[k] * a
-//
-// A statement that accumulates (sum += x * y, with sum the statement recorded just before it)
-// marks that with a bit of its end instead of storing the pair (sum, 1): the sweep adds a to
-// sum's adjoint first. A statement whose adjoint is zero is skipped, so an infinite partial off the
-// path to the output never turns into NaN (the strong structural zero of docs/conventions.md).
-//
-// A statement whose partials are those of one collapsed intermediate, scaled (the Lennard-Jones
-// pair energy e += 4 (s6^2 - s6), s6 = 1 / r2^3: r2's six partials times dE/dr2), refers to them
-// where the intermediate keeps them (the tape's scratch memory, reverse/active.hpp) instead of
-// copying them: a second bit of its end marks it, and its two pairs hold (where, the scale) and
-// (how many, unused). The sweep goes through those partials with the statement's adjoint times
-// the scale.
-//
-// Variable 0 is the passive slot: constants have index 0 and are never recorded. Each recording
-// has a generation, a number no other recording of any tape has; every active variable carries
-// the generation it was recorded in, so a variable from a tape that was cleared or destroyed, or
-// from another tape, is reported (nabla::tape_error) instead of reading someone else's adjoint.
-//
-// Each thread has its own active tape per value type, so threads record independently; recordings
-// nest (an inner tape is active until its recording ends, then the outer one is again).
+// A statement is one assignment to an active variable (reverse/active.hpp); the tape holds its
+// (operand, partial) pairs in flat arrays that keep their memory across recordings, and sweeps
+// them last to first. How a statement is built, merged and swept: docs/design.md, "Reverse mode
+// inside". Each thread has its own active tape per value type, so threads record independently;
+// recordings nest (an inner tape is active until its recording ends, then the outer one is
+// again). Every recording has a generation no other recording of any tape has, so a variable of
+// a cleared, destroyed or different tape is reported (nabla::tape_error), never read.
 
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <limits>
-#include <memory>
 #include <span>
-#include <stdexcept>
 #include <string>
-#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "../config.hpp"
 #include "../core/zero.hpp"
+#include "detail/storage.hpp"
+#include "detail/sweep.hpp"
+#include "errors.hpp"
 
 namespace nabla {
 
-// Run-time misuse of the tape: a variable from a cleared, destroyed or different tape, an active
-// variable used when no tape records, too many statements for the index type.
-class tape_error : public std::logic_error {
-public:
-    using std::logic_error::logic_error;
-};
-
 template <class T>
 class tape;
+template <class T>
+class active;
 
 namespace detail {
 
-using tape_index = std::uint32_t;
-
-// The most statements one recording can hold: indices are 32-bit.
-inline constexpr std::size_t tape_limit = std::numeric_limits<tape_index>::max() - 1;
-
-// The top bit of a statement's end marks an accumulation (sum += ...): the statement adds the
-// statement recorded just before it with partial 1, kept as this bit instead of an (operand,
-// partial) pair. The next bit marks a statement that refers to a collapsed intermediate's
-// partials instead of holding its own. So the partials of one recording are at most 2^30 - 1.
-inline constexpr tape_index accumulates_bit = tape_index(1) << 31;
-inline constexpr tape_index refers_bit = tape_index(1) << 30;
-inline constexpr tape_index end_mask = refers_bit - 1;
-inline constexpr std::size_t partial_limit = end_mask;
-
-// Whether the sweep takes a statement of two pairs apart from the loop over pairs, which it then
-// keeps from unrolling: with clang++ only, which unrolled the loop, to the cost of statements of
-// more pairs. With g++, which does not unroll it, the same code made RK4's sweep slower.
-#if defined(__clang__)
-inline constexpr bool sweep_two_pairs_apart = true;
-#else
-inline constexpr bool sweep_two_pairs_apart = false;
-#endif
+struct tape_access;
 
 // A fresh generation, never 0 (0 marks a passive variable) and never repeated within 2^32
 // recordings across all tapes and threads.
@@ -103,160 +58,7 @@ inline std::uint32_t next_generation() {
 template <class T>
 inline constinit thread_local tape<T>* active_tape = nullptr;
 
-[[noreturn]] inline void throw_tape_error(const std::string& what);
-
-// Grows a capacity by doubling, at least 64K entries at a time and never past `limit` entries;
-// more than `limit` entries needed is a tape_error.
-[[gnu::noinline]] inline std::size_t
-grown_capacity(std::size_t capacity, std::size_t needed, std::size_t limit) {
-    if (needed > limit)
-        throw_tape_error("this recording needs more than " + std::to_string(limit) +
-                         " statements or partials, the tape's limit (at most 2^32 - 2 "
-                         "statements and 2^30 - 1 partials: indices are 32-bit; a smaller one is "
-                         "set by tape(max_entries))");
-    capacity = capacity < 65536 ? 65536 : capacity;
-    while (capacity < needed)
-        capacity *= 2;
-    return capacity < limit ? capacity : limit;
-}
-
-// Flat arrays of one length (a column per type) that keep their memory when cleared and grow
-// together by doubling, written through raw pointers after one capacity check per statement. The
-// limit on their length is checked only when they grow.
-template <class... Us>
-class columns {
-public:
-    columns() = default;
-    columns(const columns&) = delete;
-    columns& operator=(const columns&) = delete;
-
-    std::size_t size() const { return size_; }
-    std::size_t capacity() const { return capacity_; }
-    void clear() { size_ = 0; }
-    void limit(std::size_t n) { limit_ = n; }
-
-    // Room for n more entries.
-    NABLA_ALWAYS_INLINE void reserve_more(std::size_t n) {
-        if (size_ + n > capacity_) [[unlikely]]
-            grow(size_ + n);
-    }
-    // Counts n entries written past the end (after reserve_more) as appended.
-    NABLA_ALWAYS_INLINE void advance(std::size_t n) { size_ += n; }
-
-    template <std::size_t I>
-    NABLA_ALWAYS_INLINE auto* column() {
-        return std::get<I>(data_).get();
-    }
-    template <std::size_t I>
-    NABLA_ALWAYS_INLINE const auto* column() const {
-        return std::get<I>(data_).get();
-    }
-
-private:
-    [[gnu::noinline]] void grow(std::size_t needed) {
-        const std::size_t capacity = grown_capacity(capacity_, needed, limit_);
-        std::apply([&](auto&... column) { (move_to_bigger(column, capacity), ...); }, data_);
-        capacity_ = capacity;
-    }
-    template <class U>
-    void move_to_bigger(std::unique_ptr<U[]>& column, std::size_t capacity) {
-        std::unique_ptr<U[]> bigger(new U[capacity]);
-        for (std::size_t i = 0; i < size_; ++i)
-            bigger[i] = column[i];
-        column = std::move(bigger);
-    }
-
-    std::tuple<std::unique_ptr<Us[]>...> data_;
-    std::size_t size_ = 0;
-    std::size_t capacity_ = 0;
-    std::size_t limit_ = tape_limit;
-};
-
-// One flat array (statement ends, adjoints).
-template <class U>
-class buffer : public columns<U> {
-public:
-    U* data() { return this->template column<0>(); }
-    const U* data() const { return this->template column<0>(); }
-    U& operator[](std::size_t i) { return data()[i]; }
-    const U& operator[](std::size_t i) const { return data()[i]; }
-
-    NABLA_ALWAYS_INLINE void push(const U& u) {
-        this->reserve_more(1);
-        data()[this->size()] = u;
-        this->advance(1);
-    }
-    // Sets every entry of the first n to `u` (n entries in all).
-    void assign(std::size_t n, const U& u) {
-        this->clear();
-        this->reserve_more(n);
-        for (std::size_t i = 0; i < n; ++i)
-            data()[i] = u;
-        this->advance(n);
-    }
-};
-
-// (operand index, partial) pairs as two flat arrays with one size and one capacity, so a
-// statement's pairs cost one capacity check and one size update.
-template <class T>
-class pair_buffer : public columns<tape_index, T> {
-public:
-    tape_index* indices() { return this->template column<0>(); }
-    const tape_index* indices() const { return this->template column<0>(); }
-    T* partials() { return this->template column<1>(); }
-    const T* partials() const { return this->template column<1>(); }
-};
-
-// Writes (operand index, partial) pairs at the end of a pair buffer through local pointers, so
-// the buffer's size is read once and stored once per statement, not per partial.
-template <class T>
-struct cursor {
-    pair_buffer<T>& pairs;
-    tape_index* index = nullptr;
-    T* partial = nullptr;
-    std::size_t written = 0;
-
-    // Room for n more pairs; pointers to where they go.
-    NABLA_ALWAYS_INLINE void open(std::size_t n) {
-        pairs.reserve_more(n);
-        index = pairs.indices() + pairs.size();
-        partial = pairs.partials() + pairs.size();
-        written = 0;
-    }
-    NABLA_ALWAYS_INLINE void push(tape_index i, const T& p) {
-        index[written] = i;
-        partial[written] = p;
-        ++written;
-    }
-    // The pair is written in any case, and counted when `keep` is true.
-    NABLA_ALWAYS_INLINE void push_if(tape_index i, const T& p, bool keep) {
-        index[written] = i;
-        partial[written] = p;
-        written += keep;
-    }
-    NABLA_ALWAYS_INLINE void close() { pairs.advance(written); }
-};
-
-[[noreturn]] inline void throw_tape_error(const std::string& what) {
-    throw tape_error("nabla::tape: " + what);
-}
-
-// What reading adjoints before a sweep gets (`what`: the call).
-[[noreturn]] inline void throw_not_swept(const char* what) {
-    throw_tape_error(std::string(what) +
-                     " before a sweep: call gradient(output), or zero_adjoints(), seed() and "
-                     "sweep()");
-}
-
-[[noreturn]] inline void throw_no_tape() {
-    throw_tape_error("an active variable is used while no tape records on this thread: keep the "
-                     "recording (tape::record()) alive while computing with active variables");
-}
-
 }  // namespace detail
-
-template <class T>
-class active;
 
 template <class T = double>
 class tape {
@@ -332,10 +134,26 @@ public:
     [[nodiscard]] recording resume() { return recording(*this); }
 
     // A new independent variable with the given value, recorded as a statement without operands.
-    active<T> input(const T& value);
+    NABLA_ALWAYS_INLINE active<T> input(const T& value) {
+        return active<T>(value, finish_statement(), generation_);
+    }
     // n new independent variables at once: variables[k] = input(values[k]) for every k, with one
     // capacity check for all of them (the spans have one size, or it is a tape_error).
-    void inputs(std::span<const T> values, std::span<active<T>> variables);
+    void inputs(std::span<const T> values, std::span<active<T>> variables) {
+        detail::check_sizes("tape::inputs(values, variables)", values.size(), variables.size());
+        const std::size_t n = values.size();
+        const std::size_t first = ends_.size();
+        ends_.reserve_more(n);
+        detail::tape_index* const end = ends_.data() + first;
+        const auto pairs_end = static_cast<detail::tape_index>(pairs_.size());
+        const std::uint32_t generation = generation_;
+        for (std::size_t k = 0; k < n; ++k) {
+            end[k] = pairs_end;
+            variables[k] =
+                active<T>(values[k], static_cast<detail::tape_index>(first + k), generation);
+        }
+        ends_.advance(n);
+    }
 
     // The number of statements recorded (the passive slot included) and of partials (the partials
     // of a collapsed intermediate that a statement refers to counted for that statement).
@@ -362,24 +180,64 @@ public:
     // Adjoints. Sweeping needs no new recording: seed, sweep, read, then zero and seed again (a
     // Jacobian row by row).
     void zero_adjoints() { adjoints_.assign(ends_.size(), T(0)); }
-    void seed(const active<T>& v, const T& adjoint = T(1));
-    T adjoint(const active<T>& v) const;
+    void seed(const active<T>& v, const T& adjoint = T(1)) {
+        if (adjoints_.size() != ends_.size())
+            detail::throw_tape_error("seed() before zero_adjoints(): the adjoints are not set up "
+                                     "for this recording");
+        if (v.index() == 0)
+            return;  // a constant: nothing depends on it
+        check(v.generation(), v.index());
+        adjoints_[v.index()] += adjoint;
+    }
+    NABLA_ALWAYS_INLINE T adjoint(const active<T>& v) const {
+        if (v.generation() == generation_ && adjoints_.size() == ends_.size()) [[likely]]
+            return adjoints_[v.index()];
+        if (v.index() == 0)
+            return T(0);  // a constant
+        check(v.generation(), v.index());
+        detail::throw_not_swept("adjoint()");
+    }
     // The adjoints of n variables at once: adjoints[k] = adjoint(variables[k]) for every k, with
     // the checks adjoint() makes (the spans have one size, or it is a tape_error).
-    void adjoints(std::span<const active<T>> variables, std::span<T> adjoints) const;
+    void adjoints(std::span<const active<T>> variables, std::span<T> adjoints) const {
+        detail::check_sizes("tape::adjoints(variables, adjoints)", adjoints.size(),
+                            variables.size());
+        if (adjoints_.size() != ends_.size())
+            detail::throw_not_swept("adjoints()");
+        const T* const adjoint_of = adjoints_.data();
+        const std::uint32_t generation = generation_;
+        for (std::size_t k = 0; k < variables.size(); ++k) {
+            const active<T>& v = variables[k];
+            if (v.generation() != generation) [[unlikely]]
+                adjoints[k] = adjoint(v);  // a constant (0), or stale: throws
+            else
+                adjoints[k] = adjoint_of[v.index()];
+        }
+    }
     // The adjoints of n variables recorded one after another from `first` on (t.inputs(values,
     // variables) records them so), after a sweep: a view of the tape's memory, valid until the
     // next recording or sweep.
-    std::span<const T> adjoints_from(const active<T>& first, std::size_t n) const;
+    std::span<const T> adjoints_from(const active<T>& first, std::size_t n) const {
+        if (adjoints_.size() != ends_.size())
+            detail::throw_not_swept("adjoints_from()");
+        check(first.generation(), first.index());
+        if (first.index() == 0 || n > adjoints_.size() - first.index())
+            detail::throw_tape_error("adjoints_from(first, n): the " + std::to_string(n) +
+                                     " variables from `first` on are not all on this tape");
+        return {adjoints_.data() + first.index(), n};
+    }
     // The reverse sweep over every statement, last to first. A custom operation (reverse/
     // custom.hpp) is one entry whose pullback runs once the adjoints of its outputs are complete.
     void sweep() {
         if (adjoints_.size() != ends_.size())
             detail::throw_tape_error("sweep() before zero_adjoints() and seed(): the adjoints "
                                      "are not set up for this recording");
+        const detail::sweep_arrays<T> arrays{adjoints_.data(),    pairs_.indices(),
+                                             pairs_.partials(),   scratch_.indices(),
+                                             scratch_.partials(), ends_.data()};
         std::size_t s = ends_.size() - 1;
         for (auto c = customs_.rbegin(); c != customs_.rend(); ++c) {
-            sweep_down_to(s, c->first_output + c->outputs - 1);
+            detail::sweep_down_to(arrays, s, c->first_output + c->outputs - 1);
             run_pullback(*c);
             s = c->first_output - 1;  // the outputs themselves have no operands
         }
@@ -390,7 +248,7 @@ public:
         const detail::tape_index* end = ends_.data();
         const std::size_t leading_inputs =
             static_cast<std::size_t>(std::upper_bound(end, end + ends_.size(), 0u) - end) - 1;
-        sweep_down_to(s, leading_inputs);
+        detail::sweep_down_to(arrays, s, leading_inputs);
     }
     // zero_adjoints, seed(output), sweep: then adjoint(x) is d output / d x.
     void gradient(const active<T>& output) {
@@ -399,14 +257,25 @@ public:
         sweep();
     }
 
-    // For the statement builders (reverse/active.hpp).
+private:
+    // What the statement builders and custom operations use (reverse/detail/access.hpp).
+    friend struct detail::tape_access;
+
+    // A custom operation on the tape (reverse/custom.hpp): its outputs are statements
+    // first_output .. first_output + outputs - 1 without operands; the pullback maps their
+    // adjoints to the adjoints of its inputs.
+    struct custom_entry {
+        detail::tape_index first_output;
+        detail::tape_index outputs;
+        std::vector<detail::tape_index> inputs;
+        std::function<std::vector<T>(const std::vector<T>&)> pullback;
+    };
+
+    // A variable of another recording must be passive (index 0), or it is stale.
     void check(std::uint32_t generation, detail::tape_index index) const {
         if (generation != generation_ && index != 0) [[unlikely]]
-            stale();
+            detail::throw_stale();
     }
-    // Where the partials of the statement being recorded, and of a collapsed intermediate, go.
-    NABLA_ALWAYS_INLINE detail::cursor<T> statement_cursor() { return {pairs_}; }
-    NABLA_ALWAYS_INLINE detail::cursor<T> scratch_cursor() { return {scratch_}; }
     // Ends the statement whose pairs were written last; its index. `marks`: the bits of its end,
     // accumulates_bit for an accumulation, which also adds the statement before it with partial
     // 1 (and comes after the tape's first pair). (Sizes never pass the limit, which the buffers
@@ -422,123 +291,7 @@ public:
         referred_ += count - 2;
         return finish_statement(marks | detail::refers_bit);
     }
-    // The index of the statement recorded last (0, the passive slot, when there is none) and the
-    // number of pairs recorded.
-    NABLA_ALWAYS_INLINE detail::tape_index last_statement() const {
-        return static_cast<detail::tape_index>(ends_.size() - 1);
-    }
-    NABLA_ALWAYS_INLINE std::size_t pairs_size() const { return pairs_.size(); }
-    detail::pair_buffer<T>& scratch() { return scratch_; }
 
-    [[noreturn]] void stale() const {
-        detail::throw_tape_error(
-            "an active variable from another recording is used: it was recorded on a tape that "
-            "has since been cleared or destroyed, or on a different tape than the one recording "
-            "now. Keep a tape alive and uncleared while its variables are in use, and do not mix "
-            "variables of two tapes in one expression.");
-    }
-
-private:
-    std::uint32_t generation_ = 0;
-    detail::pair_buffer<T> pairs_;
-    detail::buffer<detail::tape_index> ends_;
-    detail::buffer<T> adjoints_;
-    // Collapsed named subexpressions (reverse/active.hpp): their local partials, expanded into
-    // the statements that use them.
-    detail::pair_buffer<T> scratch_;
-    // The partials statements refer to in the scratch memory, less their two pairs on the tape.
-    std::size_t referred_ = 0;
-
-    // Statements s, s - 1, ..., last + 1. The adjoint of the statement just before the one being
-    // swept (an accumulator: sum += ...) is kept in a register, loaded before and stored after,
-    // which takes a store and a reload off the chain of dependent steps; the adjoints come out
-    // the same, added in the same order. An accumulation adds its adjoint to it first, as the
-    // pair (previous, 1) it stands for would. A statement that refers to a collapsed
-    // intermediate's partials goes through them from the scratch memory with its adjoint times
-    // the scale, in a loop of its own written out here (a function for both loops, taking or
-    // returning the previous statement's adjoint, made clang++ keep that adjoint in memory or
-    // add it in a chain; one loop over pointers chosen per statement made g++'s other statements
-    // slower). With clang++, a statement of two pairs (Rosenbrock's terms) is taken apart from
-    // the loop over pairs, which is kept from unrolling: unrolled, the loop cost statements of
-    // more pairs (RK4's); kept from unrolling alone, it cost Rosenbrock's. Out of line and
-    // aligned to 64 bytes, so that its loops sit at the same offsets from a 64-byte boundary in
-    // every program and its speed does not depend on where the caller's code puts it. (What else
-    // was tried is listed in bench/RESULTS.md.)
-    [[gnu::noinline, gnu::aligned(64)]] void sweep_down_to(std::size_t s, std::size_t last) {
-        T* const adjoint = adjoints_.data();
-        const detail::tape_index* const tape_operand = pairs_.indices();
-        const T* const tape_partial = pairs_.partials();
-        const detail::tape_index* const scratch_operand = scratch_.indices();
-        const T* const scratch_partial = scratch_.partials();
-        const detail::tape_index* const end = ends_.data();
-        T a = adjoint[s];
-        for (; s > last; --s) {
-            const detail::tape_index previous = static_cast<detail::tape_index>(s - 1);
-            T next = adjoint[previous];
-            adjoint[s] = a;
-            const detail::tape_index stop = end[s];
-            if (!detail::exactly_zero(a)) {
-                if (stop & detail::accumulates_bit)
-                    next += a;
-                const std::size_t first = end[previous] & detail::end_mask;
-                if (stop & detail::refers_bit) [[unlikely]] {
-                    // (where, scale), (how many, unused): the partials of a collapsed
-                    // intermediate in the scratch memory, times the scale.
-                    const std::size_t from = tape_operand[first];
-                    const std::size_t to = from + tape_operand[first + 1];
-                    const T w = a * tape_partial[first];
-                    for (std::size_t k = from; k < to; ++k) {
-                        const T c = scratch_partial[k] * w;
-                        if (scratch_operand[k] == previous)
-                            next += c;
-                        else
-                            adjoint[scratch_operand[k]] += c;
-                    }
-                } else {
-                    const std::size_t after = stop & detail::end_mask;
-                    if (detail::sweep_two_pairs_apart && after - first == 2) {
-                        const T c0 = tape_partial[first] * a;
-                        const T c1 = tape_partial[first + 1] * a;
-                        const detail::tape_index o0 = tape_operand[first];
-                        const detail::tape_index o1 = tape_operand[first + 1];
-                        if (o0 == previous)
-                            next += c0;
-                        else
-                            adjoint[o0] += c0;
-                        if (o1 == previous)
-                            next += c1;
-                        else
-                            adjoint[o1] += c1;
-                    } else {
-                        NABLA_NO_UNROLL
-                        for (std::size_t k = first; k < after; ++k) {
-                            const T c = tape_partial[k] * a;
-                            if (tape_operand[k] == previous)
-                                next += c;
-                            else
-                                adjoint[tape_operand[k]] += c;
-                        }
-                    }
-                }
-            }
-            a = next;
-        }
-        adjoint[s] = a;
-    }
-
-public:
-    // A custom operation on the tape (reverse/custom.hpp): its outputs are statements
-    // first_output .. first_output + outputs - 1 without operands; the pullback maps their
-    // adjoints to the adjoints of its inputs.
-    struct custom_entry {
-        detail::tape_index first_output;
-        detail::tape_index outputs;
-        std::vector<detail::tape_index> inputs;
-        std::function<std::vector<T>(const std::vector<T>&)> pullback;
-    };
-    void add_custom(custom_entry entry) { customs_.push_back(std::move(entry)); }
-
-private:
     void run_pullback(const custom_entry& c) {
         std::vector<T> w(c.outputs);
         bool any = false;
@@ -558,6 +311,16 @@ private:
                 adjoints_[c.inputs[i]] += g[i];
     }
 
+    std::uint32_t generation_ = 0;
+    // The statements' (operand, partial) pairs, and where each statement's pairs end.
+    detail::pair_buffer<T> pairs_;
+    detail::buffer<detail::tape_index> ends_;
+    detail::buffer<T> adjoints_;
+    // Collapsed named subexpressions: their local partials, expanded into the statements that
+    // use them or referred to by them.
+    detail::pair_buffer<T> scratch_;
+    // The partials statements refer to in the scratch memory, less their two pairs on the tape.
+    std::size_t referred_ = 0;
     std::vector<custom_entry> customs_;
     tape* previous_ = nullptr;
 };

@@ -180,6 +180,15 @@ struct mul_strong_zero_rule {
         else
             return a;
     }
+    // An identically zero left factor gives exactly zero; otherwise the Cauchy product.
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& a,
+                                                 const std::array<T, K + 1>& b) {
+        for (const T& x : a)
+            if (x != T(0))
+                return mul_rule::series<T, K>(a, b);
+        return {};
+    }
 };
 
 struct div_strong_zero_rule {
@@ -195,6 +204,15 @@ struct div_strong_zero_rule {
             return one / b;
         else
             return -(y / b);
+    }
+    // An identically zero numerator gives exactly zero; otherwise the division recurrence.
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& a,
+                                                 const std::array<T, K + 1>& b) {
+        for (const T& x : a)
+            if (x != T(0))
+                return div_rule::series<T, K>(a, b);
+        return {};
     }
 };
 

@@ -36,6 +36,13 @@ struct piecewise_constant {
     static constexpr auto partial(const Y&, const X&...) {
         return zero;
     }
+    // Its Taylor series is its value: every coefficient past the first is 0.
+    template <class T, std::size_t K, class... X>
+    static constexpr std::array<T, K + 1> series(const X&... x) {
+        std::array<T, K + 1> y{};
+        y[0] = Derived::value(x[0]...);
+        return y;
+    }
 };
 
 struct sign_rule : piecewise_constant<sign_rule> {

@@ -10,7 +10,7 @@
 
 #include <cstddef>
 
-#include "../api/forward.hpp"
+#include "../values.hpp"
 
 namespace nabla::detail {
 

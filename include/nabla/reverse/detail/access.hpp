@@ -1,0 +1,66 @@
+#pragma once
+// What the statement builders and custom operations may touch of a tape, and nothing else: the
+// tape's public members are its user's, these are the recording's.
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+#include "../../config.hpp"
+#include "../tape.hpp"
+#include "storage.hpp"
+
+namespace nabla::detail {
+
+struct tape_access {
+    // A variable (or collapsed intermediate) of another recording must be passive (index 0), or
+    // it is stale: a tape_error.
+    template <class T>
+    NABLA_ALWAYS_INLINE static void
+    check(const tape<T>& t, std::uint32_t generation, tape_index index) {
+        t.check(generation, index);
+    }
+    // Where the pairs of the statement being recorded go, and those of a collapsed intermediate.
+    template <class T>
+    NABLA_ALWAYS_INLINE static cursor<T> statement_cursor(tape<T>& t) {
+        return {t.pairs_};
+    }
+    template <class T>
+    NABLA_ALWAYS_INLINE static cursor<T> scratch_cursor(tape<T>& t) {
+        return {t.scratch_};
+    }
+    // The partials of collapsed intermediates.
+    template <class T>
+    NABLA_ALWAYS_INLINE static pair_buffer<T>& scratch(tape<T>& t) {
+        return t.scratch_;
+    }
+    // Ends the statement whose pairs were written last (tape<T>::finish_statement); its index.
+    template <class T>
+    NABLA_ALWAYS_INLINE static tape_index finish_statement(tape<T>& t, tape_index marks) {
+        return t.finish_statement(marks);
+    }
+    template <class T>
+    NABLA_ALWAYS_INLINE static tape_index
+    finish_referring_statement(tape<T>& t, tape_index marks, std::size_t count) {
+        return t.finish_referring_statement(marks, count);
+    }
+    // The index of the statement recorded last (0, the passive slot, when there is none), and
+    // whether any pair is recorded (an accumulation comes after the tape's first pair).
+    template <class T>
+    NABLA_ALWAYS_INLINE static tape_index last_statement(const tape<T>& t) {
+        return static_cast<tape_index>(t.ends_.size() - 1);
+    }
+    template <class T>
+    NABLA_ALWAYS_INLINE static bool has_pairs(const tape<T>& t) {
+        return t.pairs_.size() != 0;
+    }
+    // Records a custom operation (reverse/custom.hpp).
+    template <class T, class Entry>
+    static void add_custom(tape<T>& t, Entry&& entry) {
+        t.customs_.push_back(std::forward<Entry>(entry));
+    }
+    template <class T>
+    using custom_entry = typename tape<T>::custom_entry;
+};
+
+}  // namespace nabla::detail

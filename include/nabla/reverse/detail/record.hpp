@@ -1,0 +1,300 @@
+#pragma once
+// Recording: a statement assigned to an active variable becomes one tape entry
+// (record_statement), a named intermediate used as an operand is held by copy or collapsed into
+// the scratch memory once (hold, collapse), and an expression built while no tape records is
+// checked to read no active variable (check_passive).
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "../../config.hpp"
+#include "../../rules.hpp"
+#include "../../values.hpp"
+#include "../tape.hpp"
+#include "access.hpp"
+#include "builder.hpp"
+#include "operands.hpp"
+#include "storage.hpp"
+
+namespace nabla::detail {
+
+// Which operand of E is an active variable that E adds with partial 1 (v + e, e + v, v - e):
+// 0 or 1, or -1 when there is none.
+template <class E>
+inline constexpr int accumulated_operand = -1;
+template <class T, class A, class B>
+inline constexpr int accumulated_operand<active_node<rules::add_rule, T, A, B>> =
+    is_active_v<A> ? 0 : (is_active_v<B> ? 1 : -1);
+template <class T, class A, class B>
+inline constexpr int accumulated_operand<active_node<rules::sub_rule, T, A, B>> =
+    is_active_v<A> ? 0 : -1;
+
+// The part of a statement whose variables have places for merging: all of it but an accumulated
+// sum.
+template <class E>
+struct merged_part {
+    using type = E;
+};
+template <class E>
+requires(accumulated_operand<E> >= 0) struct merged_part<E> {
+    using type = std::tuple_element_t<1 - accumulated_operand<E>, decltype(E::operands)>;
+};
+template <class E>
+using merged_part_t = typename merged_part<E>::type;
+
+// Records e as one statement on the active tape and returns the new statement's index (a
+// statement is recorded even when every variable e reads is passive: it then has no partials).
+// An accumulation, sum + e with sum the statement recorded just before (sum += e), keeps sum's
+// partial 1 as a bit of the statement's end instead of a pair. A statement whose partials are
+// those of one collapsed intermediate (more than two), scaled, refers to them (tape.hpp).
+template <class T, class E>
+NABLA_ALWAYS_INLINE tape_index record_statement(tape<T>* target, const E& e) {
+    using Builder = statement_builder<T, E, merged_part_t<E>>;
+    constexpr bool may_refer = Builder::Slots > 0 && Builder::Leaves == 0 && Builder::Names == 0;
+    Builder b{target};
+    cursor<T> out = tape_access::statement_cursor(*target);
+    out.open(may_refer && leaf_count<E> < 2 ? 2 : leaf_count<E>);
+    // The accumulation bit of the statement's end, or 0. (A 32-bit number, not a bool: g++ kept
+    // the bool in memory, stored as a byte and loaded as 32 bits, a store-forwarding stall on
+    // every statement.)
+    tape_index accumulation = 0;
+    if constexpr (accumulated_operand<E> >= 0) {
+        constexpr std::size_t k = accumulated_operand<E>;
+        const active<T>& sum = std::get<k>(e.operands);
+        // (Not before the tape's first pair: the statements before it have an end of 0, and the
+        // sweep skips them.)
+        if (sum.index() == tape_access::last_statement(*target) &&
+            sum.generation() == b.generation && tape_access::has_pairs(*target))
+            accumulation = accumulates_bit;
+        // (sum's pair, when there is one, is written as it comes: the places for merging are
+        // the other operand's.)
+        if (accumulation == 0)
+            propagate_operand_at<k, position<0, 0, unmerged_sum>>(b, out, e, T(1));
+        propagate_operand_at<1 - k, first_position>(b, out, e, T(1));
+        // A sum that accumulates and is also a variable the other operand reads directly
+        // (s += s * x) is merged into it instead of kept as a bit.
+        if (accumulation != 0 && b.merge_sum(sum))
+            accumulation = 0;
+    } else {
+        propagate<first_position>(b, out, e, T(1));
+    }
+    b.expand_named(out);
+    b.write_leaves(out);
+    if constexpr (may_refer) {
+        // (Only when nothing else was written: an accumulated sum that does not accumulate has a
+        // pair of its own.)
+        const std::size_t total = b.merge_collapsed();
+        const auto one = b.sole_collapsed();
+        if (one.found && one.count > 2 && out.written == 0) {
+            out.push(one.begin, one.adjoint);
+            out.push(one.count, T(0));
+            out.close();
+            return tape_access::finish_referring_statement(*target, accumulation, one.count);
+        }
+        b.write_collapsed(out, total);
+    } else {
+        b.expand(out);
+    }
+    out.close();
+    return tape_access::finish_statement(*target, accumulation);
+}
+
+// Whether an expression reads an active variable or an active intermediate.
+template <class E>
+NABLA_ALWAYS_INLINE constexpr bool reads_active(const E& e);
+template <class Rule, class T, class... Operands, std::size_t... I>
+NABLA_ALWAYS_INLINE constexpr bool operands_read_active(const active_node<Rule, T, Operands...>& e,
+                                                        std::index_sequence<I...>) {
+    return (reads_active(std::get<I>(e.operands)) || ... || false);
+}
+template <class E>
+NABLA_ALWAYS_INLINE constexpr bool reads_active(const E& e) {
+    if constexpr (is_active_v<E>)
+        return e.index() != 0;
+    else if constexpr (is_collapsed_v<E>)
+        return e.count != 0;
+    else if constexpr (is_named_v<E>)
+        return reads_active(e.node);
+    else if constexpr (is_active_node_v<E>)
+        return operands_read_active(
+            e, std::make_index_sequence<
+                   std::tuple_size_v<std::remove_cvref_t<decltype(e.operands)>>>{});
+    else
+        return false;
+}
+
+// An expression with no active tape: every variable it reads must be passive. (Forced inline,
+// reading values only: a call that took the expression's address, even on this cold path, would
+// keep the expression in memory on the hot path too.)
+template <class E>
+NABLA_ALWAYS_INLINE void check_passive(const E& e) {
+    if (reads_active(e)) [[unlikely]]
+        throw_no_tape();
+}
+
+// The generation a collapsed form made without a tape carries (it has no partials, so the number
+// matters only in being not 0, which marks a form not yet made).
+inline constexpr std::uint32_t passive_generation = std::numeric_limits<std::uint32_t>::max();
+
+// The uses of collapsed intermediates in an expression that reads nothing else (s6 = 1 / r2^3):
+// where each one's partials are, and its adjoint in the expression. No tape is needed for that:
+// when every use is one intermediate, the expression's collapsed form is that one's, scaled, and
+// it carries that one's generation (a stale one is reported by the statement that uses it, as
+// for any cached form). (Not through the statement builder, which would ask the tape for its
+// generation and for room that nothing here writes.)
+template <class T, std::size_t Slots>
+struct shared_uses {
+    std::array<tape_index, Slots> begins;
+    std::array<tape_index, Slots> counts;
+    std::array<std::uint32_t, Slots> generations;
+    std::array<T, Slots> scales;
+
+    // (What propagate calls for a collapsed operand at slot S.)
+    template <std::size_t S>
+    NABLA_ALWAYS_INLINE void collapsed_operand(const collapsed<T>& c, const T& adjoint) {
+        std::get<S>(begins) = c.begin;
+        std::get<S>(counts) = c.count;
+        std::get<S>(generations) = c.generation;
+        std::get<S>(scales) = adjoint * c.scale;
+    }
+};
+template <class T, std::size_t Slots, std::size_t... K>
+NABLA_ALWAYS_INLINE bool
+one_intermediate(const shared_uses<T, Slots>& u, T& scale, std::index_sequence<K...>) {
+    scale = std::get<0>(u.scales);
+    ((scale += K == 0 ? T(-0.0) : std::get<K>(u.scales)), ...);
+    return ((std::get<K>(u.begins) == std::get<0>(u.begins) &&
+             std::get<K>(u.counts) == std::get<0>(u.counts) &&
+             std::get<K>(u.generations) == std::get<0>(u.generations)) &&
+            ...);
+}
+
+// The collapsed form of a named node: its partials in the scratch memory, made once. (Once made,
+// it is returned without asking the tape: a form made in another recording, whose variables are
+// then stale too, is reported by the statement that uses it, as making it again would be; a form
+// without partials stays right. So the compiler sees that the uses of one intermediate are the
+// same.) A form made while no tape records is kept as well, so a later use returns the cached form
+// on both paths: with one path rebuilding it, every use after the first was a join of two forms,
+// which g++ could not see equal, and a statement merged the uses of s6 = 1 / (r2 * r2 * r2) at run
+// time.
+template <class Rule, class T, class... Operands>
+NABLA_ALWAYS_INLINE collapsed<T> collapse(const active_node<Rule, T, Operands...>& e) {
+    if (e.cache.generation != 0)
+        return e.cache;
+    using Node = active_node<Rule, T, Operands...>;
+    if constexpr (leaf_count<Node> == 0 && named_list_t<Node>::size == 0 &&
+                  0 < collapsed_count<Node>) {
+        shared_uses<T, collapsed_count<Node>> u;
+        struct no_pairs {
+        } out;
+        propagate<first_position>(u, out, e, T(1));
+        T scale;
+        if (one_intermediate(u, scale, std::make_index_sequence<collapsed_count<Node>>{})) {
+            e.cache = collapsed<T>{e.value, std::get<0>(u.begins), std::get<0>(u.counts),
+                                   std::get<0>(u.generations), scale};
+            return e.cache;
+        }
+    }
+    tape<T>* target = active_tape<T>;
+    if (target == nullptr) {
+        check_passive(e);
+        e.cache = collapsed<T>{e.value, 0, 0, passive_generation, T(1)};
+        return e.cache;
+    }
+    using E = active_node<Rule, T, Operands...>;
+    using Builder = statement_builder<T, E>;
+    const std::size_t begin = tape_access::scratch(*target).size();
+    Builder b{target};
+    cursor<T> out = tape_access::scratch_cursor(*target);
+    out.open(leaf_count<E>);
+    propagate<first_position>(b, out, e, T(1));
+    if constexpr (leaf_count<E> == 0 && Builder::Names == 0 && Builder::Slots > 0) {
+        // A function of collapsed intermediates only that are not all one (above): when one of
+        // them has partials and the others none, its partials are that one's, scaled, and
+        // nothing is copied.
+        const std::size_t total = b.merge_collapsed();
+        const auto one = b.sole_collapsed();
+        if (one.found) {
+            e.cache =
+                collapsed<T>{e.value, one.begin, one.count, target->generation(), one.adjoint};
+            return e.cache;
+        }
+        b.write_collapsed(out, total);
+    } else {
+        b.expand_named(out);
+        b.write_leaves(out);
+        b.expand(out);
+    }
+    out.close();
+    const std::size_t count = tape_access::scratch(*target).size() - begin;
+    e.cache = collapsed<T>{e.value, static_cast<tape_index>(begin), static_cast<tape_index>(count),
+                           target->generation(), T(1)};
+    return e.cache;
+}
+
+// An operand as a node holds it: variables, named and collapsed intermediates and constants by
+// value, a temporary node moved in, a named node (an lvalue) held by copy (`named`) when it is
+// small and collapsed otherwise.
+template <class T, class E>
+NABLA_ALWAYS_INLINE constexpr auto hold(E&& e) {
+    using D = std::remove_cvref_t<E>;
+    if constexpr (is_active_node_v<D> && std::is_lvalue_reference_v<E>) {
+        // (A node that holds a constant keeps no origin, so its uses are told apart by their
+        // contents alone: with its address kept, g++ built every statement that used it in
+        // memory, storing the constant into each copy, as for Rosenbrock's b = 1.0 - x[i].)
+        if constexpr (D::held_by_copy && holds_constant<D>)
+            return named<D>{e, nullptr};
+        else if constexpr (D::held_by_copy)
+            return named<D>{e, &e};
+        else
+            return collapse(e);
+    } else if constexpr (ActiveOperand<D>)
+        return D(std::forward<E>(e));
+    else if constexpr (std::is_integral_v<D>)
+        return D(e);  // an integer stays exact (pow(x, 3))
+    else
+        // The plain number under any nesting of dual numbers, so no rule ever computes a partial
+        // with respect to a constant (in pow(x, 2.0) on duals, the exponent's tangent would
+        // otherwise meet log of a negative base and turn into NaN).
+        return static_cast<primal_type_t<T>>(e);
+}
+
+template <class T, class E>
+using held_t = decltype(hold<T>(std::declval<E>()));
+
+template <class Rule, class A, class B>
+NABLA_ALWAYS_INLINE constexpr auto make_binary(A&& a, B&& b) {
+    if constexpr (ActiveOperand<A>) {
+        using T = active_value_t<A>;
+        using N = active_node<Rule, T, held_t<T, A>, held_t<T, B>>;
+        return N(hold<T>(std::forward<A>(a)), hold<T>(std::forward<B>(b)));
+    } else {
+        using T = active_value_t<B>;
+        using N = active_node<Rule, T, held_t<T, A>, held_t<T, B>>;
+        return N(hold<T>(std::forward<A>(a)), hold<T>(std::forward<B>(b)));
+    }
+}
+
+template <class Rule, class A>
+NABLA_ALWAYS_INLINE constexpr auto make_unary(A&& a) {
+    using T = active_value_t<A>;
+    using N = active_node<Rule, T, held_t<T, A>>;
+    return N(hold<T>(std::forward<A>(a)));
+}
+
+// Two operands of which at least one is active and the other is active of the same value type
+// or a constant.
+template <class A, class B>
+concept ActivePair = (ActiveOperand<A> && ActiveOperand<B> &&
+                      std::is_same_v<active_value_t<A>, active_value_t<B>>) ||
+                     (ActiveOperand<A> && !ActiveOperand<B> &&
+                      ConstantOf<std::remove_cvref_t<B>, active_value_t<A>>) ||
+                     (ActiveOperand<B> && !ActiveOperand<A> &&
+                      ConstantOf<std::remove_cvref_t<A>, active_value_t<B>>);
+
+}  // namespace nabla::detail

@@ -1,0 +1,52 @@
+#pragma once
+// nabla::tape_error, what the tape reports for run-time misuse, and the messages it reports.
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+namespace nabla {
+
+// Run-time misuse of the tape: a variable from a cleared, destroyed or different tape, an active
+// variable used when no tape records, too many statements for the index type.
+class tape_error : public std::logic_error {
+public:
+    using std::logic_error::logic_error;
+};
+
+namespace detail {
+
+[[noreturn]] inline void throw_tape_error(const std::string& what) {
+    throw tape_error("nabla::tape: " + what);
+}
+
+// What reading adjoints before a sweep gets (`what`: the call).
+[[noreturn]] inline void throw_not_swept(const char* what) {
+    throw_tape_error(std::string(what) +
+                     " before a sweep: call gradient(output), or zero_adjoints(), seed() and "
+                     "sweep()");
+}
+
+[[noreturn]] inline void throw_no_tape() {
+    throw_tape_error("an active variable is used while no tape records on this thread: keep the "
+                     "recording (tape::record()) alive while computing with active variables");
+}
+
+[[noreturn]] inline void throw_stale() {
+    throw_tape_error(
+        "an active variable from another recording is used: it was recorded on a tape that "
+        "has since been cleared or destroyed, or on a different tape than the one recording "
+        "now. Keep a tape alive and uncleared while its variables are in use, and do not mix "
+        "variables of two tapes in one expression.");
+}
+
+inline void check_sizes(const char* what, std::size_t values, std::size_t variables) {
+    if (values != variables)
+        throw_tape_error(std::string(what) + ": " + std::to_string(values) + " values for " +
+                         std::to_string(variables) +
+                         " variables (the two spans must have one size)");
+}
+
+}  // namespace detail
+
+}  // namespace nabla

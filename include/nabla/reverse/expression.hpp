@@ -1,0 +1,196 @@
+#pragma once
+// The right-hand sides of reverse mode's statements: expression nodes that hold their operands by
+// value and compute their value at once, the named intermediates (held by copy or collapsed),
+// and the operators and functions that build them, generated from the function list
+// (rules/functions.hpp). Nothing is recorded until an expression is assigned to an active
+// variable (reverse/active.hpp). They live in namespace nabla so that argument-dependent lookup
+// finds the operators and functions for them.
+
+#include <cmath>
+#include <compare>
+#include <cstddef>
+#include <cstdint>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "../concepts.hpp"
+#include "../config.hpp"
+#include "../core/evaluate.hpp"
+#include "../rules.hpp"
+#include "../rules/functions.hpp"
+#include "detail/operands.hpp"
+#include "detail/record.hpp"
+#include "detail/storage.hpp"
+
+namespace nabla {
+
+// A collapsed named subexpression: its value and where its partials are in the scratch memory,
+// times a scale (an intermediate that is a function of one other, s6 = 1 / (r2 * r2 * r2), shares
+// that one's partials, scaled, instead of copying them).
+template <class T>
+struct collapsed {
+    T value;
+    detail::tape_index begin;
+    detail::tape_index count;
+    std::uint32_t generation;
+    T scale;
+};
+
+// A small named subexpression held by copy: a node that reads at most eight active variables
+// and no other named intermediate. A statement merges the uses that are copies of one named
+// object, the same in every part.
+template <class Node>
+struct named {
+    Node node;
+    // The named node it was copied from (compared, never read); null for a node that holds a
+    // constant (below, hold).
+    const void* origin;
+};
+
+template <class Rule, class T, class... Operands>
+struct active_node {
+    // Whether this node, named, is held by copy (a small intermediate) or collapsed.
+    static constexpr bool held_by_copy = detail::held_by_copy<Operands...>;
+    using rule = Rule;
+
+    T value;
+    std::tuple<Operands...> operands;
+    // The collapsed form, made the first time this node is used as a named operand (nothing for a
+    // small one).
+    [[no_unique_address]] mutable std::conditional_t<held_by_copy, detail::no_cache, collapsed<T>>
+        cache{};
+
+    template <class... Args>
+    requires(sizeof...(Args) == sizeof...(Operands)) NABLA_ALWAYS_INLINE
+        constexpr explicit active_node(Args&&... args)
+        : value(compute(args...)),
+          operands(std::forward<Args>(args)...) {}
+
+private:
+    template <class... Args>
+    NABLA_ALWAYS_INLINE static constexpr T compute(const Args&... args) {
+        return detail::to_number<T>(Rule::value(detail::value_of(args)...));
+    }
+};
+
+// Arithmetic: each operator builds a node; nothing is recorded until a node is assigned.
+#define NABLA_ACTIVE_OPERATOR(op, rule)                                                            \
+    template <class A, class B>                                                                    \
+    requires detail::ActivePair<A, B> NABLA_ALWAYS_INLINE constexpr auto operator op(A&& a,        \
+                                                                                     B&& b) {      \
+        return detail::make_binary<rules::rule>(std::forward<A>(a), std::forward<B>(b));           \
+    }
+NABLA_ACTIVE_OPERATOR(+, add_rule)
+NABLA_ACTIVE_OPERATOR(-, sub_rule)
+NABLA_ACTIVE_OPERATOR(*, mul_rule)
+NABLA_ACTIVE_OPERATOR(/, div_rule)
+#undef NABLA_ACTIVE_OPERATOR
+
+// Active operands of two value types (active<double> with active<float>) record on two different
+// tapes, so they cannot meet in one expression: said at compile time.
+template <class A, class B>
+concept MixedActiveTypes = detail::ActiveOperand<A> && detail::ActiveOperand<B> &&
+    !std::is_same_v<detail::active_value_t<A>, detail::active_value_t<B>>;
+
+#define NABLA_ACTIVE_MIXED(op)                                                                     \
+    template <class A, class B>                                                                    \
+    requires MixedActiveTypes<A, B>                                                                \
+    void operator op(A&&, B&&) {                                                                   \
+        static_assert(detail::always_false<A, B>,                                                  \
+                      "nabla: active variables of different value types (active<double> and "      \
+                      "active<float>, say) cannot be mixed in one expression: each value type "    \
+                      "records on a tape of its own. Use one value type for all the active "       \
+                      "variables of a recording.");                                                \
+    }
+NABLA_ACTIVE_MIXED(+)
+NABLA_ACTIVE_MIXED(-)
+NABLA_ACTIVE_MIXED(*)
+NABLA_ACTIVE_MIXED(/)
+#undef NABLA_ACTIVE_MIXED
+
+template <detail::ActiveOperand A>
+NABLA_ALWAYS_INLINE constexpr auto operator-(A&& a) {
+    return detail::make_unary<rules::neg_rule>(std::forward<A>(a));
+}
+template <detail::ActiveOperand A>
+NABLA_ALWAYS_INLINE constexpr auto operator+(A&& a) {
+    return std::remove_cvref_t<A>(std::forward<A>(a));
+}
+
+// Comparisons compare values, so code that branches on values (if (x[i] > 0)) works.
+template <class A, class B>
+requires detail::ActivePair<A, B>
+constexpr bool operator==(const A& a, const B& b) {
+    return detail::value_of(a) == detail::value_of(b);
+}
+template <class A, class B>
+requires detail::ActivePair<A, B>
+constexpr auto operator<=>(const A& a, const B& b) {
+    return detail::value_of(a) <=> detail::value_of(b);
+}
+
+// The functions of the rule table.
+#define NABLA_ACTIVE_UNARY(function, rule)                                                         \
+    template <detail::ActiveOperand X>                                                             \
+    NABLA_ALWAYS_INLINE constexpr auto function(X&& x) {                                           \
+        return detail::make_unary<rules::rule>(std::forward<X>(x));                                \
+    }
+#define NABLA_ACTIVE_BINARY(function, rule)                                                        \
+    template <class A, class B>                                                                    \
+    requires detail::ActivePair<A, B> NABLA_ALWAYS_INLINE constexpr auto function(A&& a, B&& b) {  \
+        return detail::make_binary<rules::rule>(std::forward<A>(a), std::forward<B>(b));           \
+    }
+
+NABLA_UNARY_FUNCTIONS(NABLA_ACTIVE_UNARY)
+NABLA_BINARY_FUNCTIONS(NABLA_ACTIVE_BINARY)
+#undef NABLA_ACTIVE_UNARY
+#undef NABLA_ACTIVE_BINARY
+
+// pow with an integer exponent has its own rule, exact for negative bases.
+template <class A, class B>
+requires detail::ActivePair<A, B> NABLA_ALWAYS_INLINE constexpr auto pow(A&& a, B&& b) {
+    if constexpr (std::is_integral_v<std::remove_cvref_t<B>>)
+        return detail::make_binary<rules::powi_rule>(std::forward<A>(a), std::forward<B>(b));
+    else
+        return detail::make_binary<rules::pow_rule>(std::forward<A>(a), std::forward<B>(b));
+}
+
+template <class I, detail::ActiveOperand X>
+requires std::is_integral_v<I> NABLA_ALWAYS_INLINE constexpr auto polygamma(I n, X&& x) {
+    return detail::make_binary<rules::polygamma_rule>(n, std::forward<X>(x));
+}
+// fma(a, b, c): every operand active or a constant, at least one active.
+template <class A, class B, class C>
+requires(detail::ActiveOperand<A> || detail::ActiveOperand<B> ||
+         detail::ActiveOperand<C>) NABLA_ALWAYS_INLINE constexpr auto fma(A&& a, B&& b, C&& c) {
+    using T = detail::active_value_t<std::conditional_t<
+        detail::ActiveOperand<A>, A, std::conditional_t<detail::ActiveOperand<B>, B, C>>>;
+    using N = active_node<rules::fma_rule, T, detail::held_t<T, A>, detail::held_t<T, B>,
+                          detail::held_t<T, C>>;
+    return N(detail::hold<T>(std::forward<A>(a)), detail::hold<T>(std::forward<B>(b)),
+             detail::hold<T>(std::forward<C>(c)));
+}
+
+template <detail::ActiveOperand X>
+NABLA_ALWAYS_INLINE constexpr auto digamma(X&& x) {
+    return polygamma(0, std::forward<X>(x));
+}
+
+template <detail::ActiveOperand X>
+bool isfinite(const X& x) {
+    using std::isfinite;
+    return isfinite(detail::value_of(x));
+}
+template <detail::ActiveOperand X>
+bool isnan(const X& x) {
+    using std::isnan;
+    return isnan(detail::value_of(x));
+}
+template <detail::ActiveOperand X>
+bool isinf(const X& x) {
+    using std::isinf;
+    return isinf(detail::value_of(x));
+}
+
+}  // namespace nabla

@@ -1,0 +1,86 @@
+#pragma once
+// Reading what nabla is given: the plain value under any nesting of dual numbers (primal), and
+// the containers whose elements nabla differentiates (container_traits). Every mode and
+// transformation uses these; they depend on nothing but the vocabulary of concepts.hpp.
+
+#include <array>
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "concepts.hpp"
+
+namespace nabla {
+
+// The plain value underneath any nesting of dual numbers.
+template <class T>
+constexpr auto primal(const T& x) {
+    if constexpr (DualLike<T>)
+        return primal(x.value);
+    else
+        return x;
+}
+
+namespace detail {
+
+// The type of primal(x).
+template <class T>
+struct primal_type {
+    using type = T;
+};
+template <DualLike T>
+struct primal_type<T> {
+    using type = typename primal_type<typename T::value_type>::type;
+};
+template <class T>
+using primal_type_t = typename primal_type<T>::type;
+
+// How nabla reads and makes the containers whose elements it differentiates: a specialisation
+// per kind of container. std::array and std::vector are here; tensor/containers.hpp adds
+// xt::xtensor and xt::xarray.
+template <class C>
+struct container_traits {
+    static constexpr bool supported = false;
+};
+
+template <class T, std::size_t N>
+struct container_traits<std::array<T, N>> {
+    static constexpr bool supported = true;
+    static constexpr std::size_t static_size = N;
+    template <class D>
+    static std::array<D, N> make_like(const std::array<T, N>&) {
+        return {};
+    }
+};
+
+template <class T, class A>
+struct container_traits<std::vector<T, A>> {
+    static constexpr bool supported = true;
+    static constexpr std::size_t static_size = 0;
+    template <class D>
+    static std::vector<D> make_like(const std::vector<T, A>& x) {
+        return std::vector<D>(x.size());
+    }
+};
+
+// The k-th element in storage order.
+template <class C>
+constexpr decltype(auto) element(C& c, std::size_t k) {
+    if constexpr (requires { c.data(); })
+        return c.data()[k];
+    else
+        return c[k];
+}
+
+template <class C>
+concept NumberContainer = container_traits<std::remove_cvref_t<C>>::supported &&
+    Number<typename std::remove_cvref_t<C>::value_type>;
+
+// The same kind of container, holding D.
+template <class C, class D>
+using rebind = decltype(container_traits<C>::template make_like<D>(std::declval<const C&>()));
+
+}  // namespace detail
+
+}  // namespace nabla
