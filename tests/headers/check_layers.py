@@ -1,0 +1,85 @@
+#!/ usr / bin / env python3
+"""No header includes one of a higher layer, and no rule is missing from the function list.
+
+nabla's headers are layered, lowest first (docs/design.md):
+
+  0 vocabulary   config.hpp, version.hpp, concepts.hpp, literal.hpp, values.hpp
+  1 rules, simd  rules/ and rules.hpp (the rule table), simd/
+  2 core         core/ (static graphs)
+  3 forward      forward/ (dual and Taylor numbers)
+  4 reverse      reverse/ and reverse/detail/ (the tape)
+  5 containers   tensor/containers.hpp, tensor/matrix.hpp (xtensor as inputs and results)
+  6 api          api/ (transformations of generic callables)
+  7 umbrellas    nabla.hpp, reverse.hpp, tensor.hpp
+
+A header may include headers of its own layer or lower ones. Every header must have a layer, so a
+new file is placed on purpose.
+
+The function list: every rule struct (`struct name_rule`) in include/nabla/rules/ is bound to a
+name in rules/functions.hpp, or is one of the rules each mode binds by hand (arithmetic, pow,
+fma, polygamma), so no mode can miss a function.
+
+Usage: check_layers.py <include directory>
+"""
+
+import pathlib
+import re
+import sys
+
+LAYERS = [
+    ("config.hpp", 0), ("version.hpp", 0), ("concepts.hpp", 0), ("literal.hpp", 0),
+    ("values.hpp", 0),
+    ("rules.hpp", 1), ("rules/", 1), ("simd/", 1),
+    ("core/", 2),
+    ("forward/", 3),
+    ("reverse/", 4),
+    ("tensor/", 5),
+    ("api/", 6),
+    ("nabla.hpp", 7), ("reverse.hpp", 7), ("tensor.hpp", 7),
+]
+
+#Rules whose overloads choose among rules by argument type or arity, written by hand per mode.
+BOUND_BY_HAND = {"add_rule", "sub_rule", "mul_rule", "div_rule", "neg_rule", "fma_rule",
+                 "pow_rule", "powi_rule", "polygamma_rule"}
+
+
+def layer(relative):
+    for prefix, rank in LAYERS:
+        if relative == prefix or (prefix.endswith("/") and relative.startswith(prefix)):
+            return rank
+    return None
+
+
+def main():
+    root = pathlib.Path(sys.argv[1]).resolve() / "nabla"
+    failures = []
+    for header in sorted(root.glob("**/*.hpp")):
+        relative = header.relative_to(root).as_posix()
+        rank = layer(relative)
+        if rank is None:
+            failures.append(f"<nabla/{relative}> has no layer: add it to LAYERS in {__file__}")
+            continue
+        for included in re.findall(r'^#include "([^"]+)"', header.read_text(), re.M):
+            target = (header.parent / included).resolve().relative_to(root).as_posix()
+            target_rank = layer(target)
+            if target_rank is None or target_rank > rank:
+                failures.append(f"<nabla/{relative}> (layer {rank}) includes <nabla/{target}> "
+                                f"(layer {target_rank}): an include upward")
+
+    rules = set()
+    for header in sorted((root / "rules").glob("*.hpp")):
+        rules.update(re.findall(r"^struct (\w+_rule)\b", header.read_text(), re.M))
+    listed = set(re.findall(r"X\(\w+, (\w+_rule)\)", (root / "rules/functions.hpp").read_text()))
+    for rule in sorted(rules - listed - BOUND_BY_HAND):
+        failures.append(f"rules::{rule} is in no function list: add it to rules/functions.hpp")
+    for rule in sorted(listed - rules):
+        failures.append(f"rules/functions.hpp binds {rule}, which no header in rules/ defines")
+
+    for failure in failures:
+        print("FAILED:", failure)
+    print(f"{len(rules)} rules, {len(listed)} listed; {len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
