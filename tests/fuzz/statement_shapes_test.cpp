@@ -1,4 +1,4 @@
-// Differential testing of the tape's statement builder (reverse/active.hpp) on random programs
+// Differential testing of the tape's statement builder (reverse/detail/builder.hpp) on random programs
 // made of statement *shapes*: the ways real code writes one statement with `auto` intermediates
 // (small ones held by copy, larger ones collapsed into the scratch memory, functions of one
 // collapsed intermediate that share its partials, statements that refer to them, accumulations,

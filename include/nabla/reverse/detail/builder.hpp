@@ -82,7 +82,7 @@ struct statement_builder {
     std::array<T, Leaves> leaf_partial{};
     std::array<bool, Leaves> leaf_kept{};
 
-    // The variable at place L (unmerged_leaf or a sum's place: written to `out` at once).
+    // The variable at place L (an unmerged leaf or sum: written to `out` at once).
     template <std::size_t L>
     NABLA_ALWAYS_INLINE void leaf(cursor<T>& out, const active<T>& v, const T& adjoint) {
         // A variable of another recording must be passive (index 0), or it is stale. (Two forms
@@ -262,37 +262,41 @@ struct statement_builder {
             return 0;
     }
     // After merge_collapsed: the one collapsed operand with partials, if there is exactly one.
-    struct sole {
+    struct sole_intermediate {
         bool found;
         tape_index begin;
         tape_index count;
         T adjoint;
     };
     template <std::size_t K>
-    NABLA_ALWAYS_INLINE void note_sole(sole& one, std::size_t& with_partials) const {
+    NABLA_ALWAYS_INLINE void note_sole(sole_intermediate& one, std::size_t& with_partials) const {
         if (std::get<K>(kept) && std::get<K>(counts) != 0) {
             ++with_partials;
-            one = sole{true, std::get<K>(begins), std::get<K>(counts), std::get<K>(adjoints)};
+            one = sole_intermediate{true, std::get<K>(begins), std::get<K>(counts),
+                                    std::get<K>(adjoints)};
         }
     }
     template <std::size_t... K>
-    NABLA_ALWAYS_INLINE sole sole_collapsed(std::index_sequence<K...>) const {
-        sole one{false, 0, 0, T(0)};
+    NABLA_ALWAYS_INLINE sole_intermediate sole_collapsed(std::index_sequence<K...>) const {
+        sole_intermediate one{false, 0, 0, T(0)};
         std::size_t with_partials = 0;
         (note_sole<K>(one, with_partials), ...);
         one.found = with_partials == 1;
         return one;
     }
-    NABLA_ALWAYS_INLINE sole sole_collapsed() const {
+    NABLA_ALWAYS_INLINE sole_intermediate sole_collapsed() const {
         return sole_collapsed(std::make_index_sequence<Slots>{});
     }
 
     // Writes the merged collapsed operands' partials, times their adjoints, after the leaves.
-    NABLA_ALWAYS_INLINE void expand(cursor<T>& out) { write_collapsed(out, merge_collapsed()); }
+    NABLA_ALWAYS_INLINE void expand_collapsed(cursor<T>& out) {
+        write_collapsed(out, merge_collapsed());
+    }
     // The K-th collapsed operand's partials, unless it was merged into an earlier one. (Every
     // index into the builder's arrays is a constant: a loop over them kept them in memory.)
     template <std::size_t K>
-    NABLA_ALWAYS_INLINE void write_one(cursor<T>& out, const tape_index* index, const T* partial) {
+    NABLA_ALWAYS_INLINE void
+    write_collapsed_operand(cursor<T>& out, const tape_index* index, const T* partial) {
         if (!std::get<K>(kept))
             return;
         const T a = std::get<K>(adjoints);
@@ -310,11 +314,11 @@ struct statement_builder {
         out.written += n;
     }
     template <std::size_t... K>
-    NABLA_ALWAYS_INLINE void write_all(cursor<T>& out,
-                                       const tape_index* index,
-                                       const T* partial,
-                                       std::index_sequence<K...>) {
-        (write_one<K>(out, index, partial), ...);
+    NABLA_ALWAYS_INLINE void write_collapsed_operands(cursor<T>& out,
+                                                      const tape_index* index,
+                                                      const T* partial,
+                                                      std::index_sequence<K...>) {
+        (write_collapsed_operand<K>(out, index, partial), ...);
     }
     // The same after merge_collapsed, which gave `total`.
     NABLA_ALWAYS_INLINE void write_collapsed(cursor<T>& out, std::size_t total) {
@@ -323,8 +327,9 @@ struct statement_builder {
                 return;
             out.close();
             out.open(total);
-            write_all(out, tape_access::scratch(*target).indices(),
-                      tape_access::scratch(*target).partials(), std::make_index_sequence<Slots>{});
+            write_collapsed_operands(out, tape_access::scratch(*target).indices(),
+                                     tape_access::scratch(*target).partials(),
+                                     std::make_index_sequence<Slots>{});
         }
     }
 };

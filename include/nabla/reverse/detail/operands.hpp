@@ -226,7 +226,7 @@ constexpr std::size_t leaves_before() {
     return n;
 }
 // The position of operand I of a node at position P.
-// (Under a node whose variables are unmerged_leaf, every variable is.)
+// (Under a node whose variables are unmerged, every variable is.)
 template <class P, std::size_t I, class... Operands>
 using operand_position =
     position<P::slot + slots_before<I, Operands...>(),

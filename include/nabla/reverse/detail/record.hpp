@@ -51,7 +51,8 @@ using merged_part_t = typename merged_part<E>::type;
 // statement is recorded even when every variable e reads is passive: it then has no partials).
 // An accumulation, sum + e with sum the statement recorded just before (sum += e), keeps sum's
 // partial 1 as a bit of the statement's end instead of a pair. A statement whose partials are
-// those of one collapsed intermediate (more than two), scaled, refers to them (tape.hpp).
+// those of one collapsed intermediate (more than two), scaled, refers to them (docs/design.md,
+// "Reverse mode inside").
 template <class T, class E>
 NABLA_ALWAYS_INLINE tape_index record_statement(tape<T>* target, const E& e) {
     using Builder = statement_builder<T, E, merged_part_t<E>>;
@@ -98,7 +99,7 @@ NABLA_ALWAYS_INLINE tape_index record_statement(tape<T>* target, const E& e) {
         }
         b.write_collapsed(out, total);
     } else {
-        b.expand(out);
+        b.expand_collapsed(out);
     }
     out.close();
     return tape_access::finish_statement(*target, accumulation);
@@ -228,7 +229,7 @@ NABLA_ALWAYS_INLINE collapsed<T> collapse(const active_node<Rule, T, Operands...
     } else {
         b.expand_named(out);
         b.write_leaves(out);
-        b.expand(out);
+        b.expand_collapsed(out);
     }
     out.close();
     const std::size_t count = tape_access::scratch(*target).size() - begin;
