@@ -72,11 +72,9 @@ auto custom_vjp(const Inputs& inputs, const Forward& forward) {
     const std::size_t first = on->statements();
     for (const T& y : outputs)
         result.push_back(on->input(y));
-    detail::tape_access::add_custom(
-        *on, detail::tape_access::custom_entry<T>{
-                 static_cast<detail::tape_index>(first),
-                 static_cast<detail::tape_index>(outputs.size()), std::move(indices),
-                 std::function<std::vector<T>(const std::vector<T>&)>(std::move(pullback))});
+    detail::tape_access::add_custom(*on, static_cast<detail::tape_index>(first),
+                                    static_cast<detail::tape_index>(outputs.size()),
+                                    std::move(indices), std::move(pullback));
     return result;
 }
 

@@ -4,7 +4,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <utility>
+#include <vector>
 
 #include "../../config.hpp"
 #include "../tape.hpp"
@@ -54,13 +56,19 @@ struct tape_access {
     NABLA_ALWAYS_INLINE static bool has_pairs(const tape<T>& t) {
         return t.pairs_.size() != 0;
     }
-    // Records a custom operation (reverse/custom.hpp).
-    template <class T, class Entry>
-    static void add_custom(tape<T>& t, Entry&& entry) {
-        t.customs_.push_back(std::forward<Entry>(entry));
+    // Records a custom operation (reverse/custom.hpp): its outputs are the `outputs` statements
+    // from `first_output` on, its pullback maps their adjoints to those of `inputs`.
+    template <class T, class Pullback>
+    static void add_custom(tape<T>& t,
+                           tape_index first_output,
+                           tape_index outputs,
+                           std::vector<tape_index> inputs,
+                           Pullback&& pullback) {
+        t.customs_.push_back(
+            typename tape<T>::custom_entry{first_output, outputs, std::move(inputs),
+                                           std::function<std::vector<T>(const std::vector<T>&)>(
+                                               std::forward<Pullback>(pullback))});
     }
-    template <class T>
-    using custom_entry = typename tape<T>::custom_entry;
 };
 
 }  // namespace nabla::detail
