@@ -30,8 +30,12 @@
 #include "reverse/active.hpp"
 #include "reverse/checkpoint.hpp"
 #include "reverse/custom.hpp"
+#include "reverse/errors.hpp"
+#include "reverse/expression.hpp"
 #include "reverse/tape.hpp"
 #include "rules.hpp"
+#include "rules/functions.hpp"
+#include "values.hpp"
 #include "version.hpp"
 
 #if !defined(NABLA_NO_XTENSOR) && __has_include(<xtensor/xtensor.hpp>)

@@ -5,4 +5,6 @@
 #include "reverse/active.hpp"
 #include "reverse/checkpoint.hpp"
 #include "reverse/custom.hpp"
+#include "reverse/errors.hpp"
+#include "reverse/expression.hpp"
 #include "reverse/tape.hpp"

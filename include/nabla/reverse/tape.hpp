@@ -134,26 +134,10 @@ public:
     [[nodiscard]] recording resume() { return recording(*this); }
 
     // A new independent variable with the given value, recorded as a statement without operands.
-    NABLA_ALWAYS_INLINE active<T> input(const T& value) {
-        return active<T>(value, finish_statement(), generation_);
-    }
+    active<T> input(const T& value);
     // n new independent variables at once: variables[k] = input(values[k]) for every k, with one
     // capacity check for all of them (the spans have one size, or it is a tape_error).
-    void inputs(std::span<const T> values, std::span<active<T>> variables) {
-        detail::check_sizes("tape::inputs(values, variables)", values.size(), variables.size());
-        const std::size_t n = values.size();
-        const std::size_t first = ends_.size();
-        ends_.reserve_more(n);
-        detail::tape_index* const end = ends_.data() + first;
-        const auto pairs_end = static_cast<detail::tape_index>(pairs_.size());
-        const std::uint32_t generation = generation_;
-        for (std::size_t k = 0; k < n; ++k) {
-            end[k] = pairs_end;
-            variables[k] =
-                active<T>(values[k], static_cast<detail::tape_index>(first + k), generation);
-        }
-        ends_.advance(n);
-    }
+    void inputs(std::span<const T> values, std::span<active<T>> variables);
 
     // The number of statements recorded (the passive slot included) and of partials (the partials
     // of a collapsed intermediate that a statement refers to counted for that statement).
@@ -180,52 +164,15 @@ public:
     // Adjoints. Sweeping needs no new recording: seed, sweep, read, then zero and seed again (a
     // Jacobian row by row).
     void zero_adjoints() { adjoints_.assign(ends_.size(), T(0)); }
-    void seed(const active<T>& v, const T& adjoint = T(1)) {
-        if (adjoints_.size() != ends_.size())
-            detail::throw_tape_error("seed() before zero_adjoints(): the adjoints are not set up "
-                                     "for this recording");
-        if (v.index() == 0)
-            return;  // a constant: nothing depends on it
-        check(v.generation(), v.index());
-        adjoints_[v.index()] += adjoint;
-    }
-    NABLA_ALWAYS_INLINE T adjoint(const active<T>& v) const {
-        if (v.generation() == generation_ && adjoints_.size() == ends_.size()) [[likely]]
-            return adjoints_[v.index()];
-        if (v.index() == 0)
-            return T(0);  // a constant
-        check(v.generation(), v.index());
-        detail::throw_not_swept("adjoint()");
-    }
+    void seed(const active<T>& v, const T& adjoint = T(1));
+    T adjoint(const active<T>& v) const;
     // The adjoints of n variables at once: adjoints[k] = adjoint(variables[k]) for every k, with
     // the checks adjoint() makes (the spans have one size, or it is a tape_error).
-    void adjoints(std::span<const active<T>> variables, std::span<T> adjoints) const {
-        detail::check_sizes("tape::adjoints(variables, adjoints)", adjoints.size(),
-                            variables.size());
-        if (adjoints_.size() != ends_.size())
-            detail::throw_not_swept("adjoints()");
-        const T* const adjoint_of = adjoints_.data();
-        const std::uint32_t generation = generation_;
-        for (std::size_t k = 0; k < variables.size(); ++k) {
-            const active<T>& v = variables[k];
-            if (v.generation() != generation) [[unlikely]]
-                adjoints[k] = adjoint(v);  // a constant (0), or stale: throws
-            else
-                adjoints[k] = adjoint_of[v.index()];
-        }
-    }
+    void adjoints(std::span<const active<T>> variables, std::span<T> adjoints) const;
     // The adjoints of n variables recorded one after another from `first` on (t.inputs(values,
     // variables) records them so), after a sweep: a view of the tape's memory, valid until the
     // next recording or sweep.
-    std::span<const T> adjoints_from(const active<T>& first, std::size_t n) const {
-        if (adjoints_.size() != ends_.size())
-            detail::throw_not_swept("adjoints_from()");
-        check(first.generation(), first.index());
-        if (first.index() == 0 || n > adjoints_.size() - first.index())
-            detail::throw_tape_error("adjoints_from(first, n): the " + std::to_string(n) +
-                                     " variables from `first` on are not all on this tape");
-        return {adjoints_.data() + first.index(), n};
-    }
+    std::span<const T> adjoints_from(const active<T>& first, std::size_t n) const;
     // The reverse sweep over every statement, last to first. A custom operation (reverse/
     // custom.hpp) is one entry whose pullback runs once the adjoints of its outputs are complete.
     void sweep() {
@@ -324,5 +271,77 @@ private:
     std::vector<custom_entry> customs_;
     tape* previous_ = nullptr;
 };
+
+// The members that read active variables, defined outside the class so that they are not
+// implicitly inline: inlined into the code that calls a gradient, they changed g++'s register
+// allocation of the recording loops there, to their cost.
+template <class T>
+NABLA_ALWAYS_INLINE active<T> tape<T>::input(const T& value) {
+    return active<T>(value, finish_statement(), generation_);
+}
+
+template <class T>
+void tape<T>::inputs(std::span<const T> values, std::span<active<T>> variables) {
+    detail::check_sizes("tape::inputs(values, variables)", values.size(), variables.size());
+    const std::size_t n = values.size();
+    const std::size_t first = ends_.size();
+    ends_.reserve_more(n);
+    detail::tape_index* const end = ends_.data() + first;
+    const auto pairs_end = static_cast<detail::tape_index>(pairs_.size());
+    const std::uint32_t generation = generation_;
+    for (std::size_t k = 0; k < n; ++k) {
+        end[k] = pairs_end;
+        variables[k] = active<T>(values[k], static_cast<detail::tape_index>(first + k), generation);
+    }
+    ends_.advance(n);
+}
+
+template <class T>
+void tape<T>::seed(const active<T>& v, const T& adjoint) {
+    if (adjoints_.size() != ends_.size())
+        detail::throw_tape_error("seed() before zero_adjoints(): the adjoints are not set up "
+                                 "for this recording");
+    if (v.index() == 0)
+        return;  // a constant: nothing depends on it
+    check(v.generation(), v.index());
+    adjoints_[v.index()] += adjoint;
+}
+
+template <class T>
+NABLA_ALWAYS_INLINE T tape<T>::adjoint(const active<T>& v) const {
+    if (v.generation() == generation_ && adjoints_.size() == ends_.size()) [[likely]]
+        return adjoints_[v.index()];
+    if (v.index() == 0)
+        return T(0);  // a constant
+    check(v.generation(), v.index());
+    detail::throw_not_swept("adjoint()");
+}
+
+template <class T>
+void tape<T>::adjoints(std::span<const active<T>> variables, std::span<T> adjoints) const {
+    detail::check_sizes("tape::adjoints(variables, adjoints)", adjoints.size(), variables.size());
+    if (adjoints_.size() != ends_.size())
+        detail::throw_not_swept("adjoints()");
+    const T* const adjoint_of = adjoints_.data();
+    const std::uint32_t generation = generation_;
+    for (std::size_t k = 0; k < variables.size(); ++k) {
+        const active<T>& v = variables[k];
+        if (v.generation() != generation) [[unlikely]]
+            adjoints[k] = adjoint(v);  // a constant (0), or stale: throws
+        else
+            adjoints[k] = adjoint_of[v.index()];
+    }
+}
+
+template <class T>
+std::span<const T> tape<T>::adjoints_from(const active<T>& first, std::size_t n) const {
+    if (adjoints_.size() != ends_.size())
+        detail::throw_not_swept("adjoints_from()");
+    check(first.generation(), first.index());
+    if (first.index() == 0 || n > adjoints_.size() - first.index())
+        detail::throw_tape_error("adjoints_from(first, n): the " + std::to_string(n) +
+                                 " variables from `first` on are not all on this tape");
+    return {adjoints_.data() + first.index(), n};
+}
 
 }  // namespace nabla
