@@ -1,14 +1,15 @@
-// Differential testing of the tape's statement builder (reverse/detail/builder.hpp) on random programs
-// made of statement *shapes*: the ways real code writes one statement with `auto` intermediates
-// (small ones held by copy, larger ones collapsed into the scratch memory, functions of one
-// collapsed intermediate that share its partials, statements that refer to them, accumulations,
-// helpers that return expressions of their locals, passive constants, copies of variables). The
-// shapes are fixed at compile time; which variables each one reads is drawn at run time, so the
-// same variable lands in several places of one statement, two intermediates of one type read the
-// same or different variables, and an intermediate is used once or several times: every merge
-// the statement builder makes (variables by index, small intermediates by contents and origin,
-// collapsed ones by offset) meets the cases where it must merge and where it must not. The random
-// programs of random_programs_test.cpp write one operation per statement and never meet these.
+// Differential testing of the tape's statement builder (reverse/detail/builder.hpp) on random
+// programs made of statement *shapes*: the ways real code writes one statement with `auto`
+// intermediates (small ones held by copy, larger ones collapsed into the scratch memory, functions
+// of one collapsed intermediate that share its partials, statements that refer to them,
+// accumulations, helpers that return expressions of their locals, passive constants, copies of
+// variables). The shapes are fixed at compile time; which variables each one reads is drawn at run
+// time, so the same variable lands in several places of one statement, two intermediates of one
+// type read the same or different variables, and an intermediate is used once or several times:
+// every merge the statement builder makes (variables by index, small intermediates by contents and
+// origin, collapsed ones by offset) meets the cases where it must merge and where it must not. The
+// random programs of random_programs_test.cpp write one operation per statement and never meet
+// these.
 //
 // Each program is differentiated by the tape (nabla::grad and vjp in reverse mode, forward over
 // reverse for Hessian-vector products) and by forward mode (dual numbers; forward over forward
