@@ -23,6 +23,15 @@ inline constexpr bool is_number_v = std::is_arithmetic_v<T> && !std::is_same_v<T
 template <class T>
 concept Number = is_number_v<std::remove_cvref_t<T>>;
 
+// SIMD lanes (xsimd::batch of float or double): numbers on which the rules run element-wise, a
+// batch of elements at a time. simd/lanes.hpp specialises this trait (and is_number_v); the
+// rules' helpers that branch on a value take their branch-free form on lanes.
+template <class T>
+inline constexpr bool is_lanes_v = false;
+
+template <class T>
+concept Lanes = is_lanes_v<std::remove_cvref_t<T>>;
+
 // Every node of a static graph derives from expression_base, which gives it the call operator
 // (evaluation) and turns the most common mistake, using an expression where a number is expected
 // (std::sin(x), double v = f;), into a readable error instead of a page of overload candidates.

@@ -8,7 +8,8 @@ nabla's headers are layered, lowest first (docs/design.md):
   2 core         core/ (static graphs)
   3 forward      forward/ (dual and Taylor numbers)
   4 reverse      reverse/ and reverse/detail/ (the tape)
-  5 containers   tensor/containers.hpp, tensor/matrix.hpp (xtensor as inputs and results)
+  5 containers,  tensor/containers.hpp, tensor/matrix.hpp (xtensor as inputs and results),
+    arrays       array/ (array expressions, their plans and fused loops)
   6 api          api/ (transformations of generic callables)
   7 umbrellas    nabla.hpp, reverse.hpp, tensor.hpp
 
@@ -33,9 +34,9 @@ LAYERS = [
     ("core/", 2),
     ("forward/", 3),
     ("reverse/", 4),
-    ("tensor/", 5),
+    ("tensor/", 5), ("array/", 5),
     ("api/", 6),
-    ("nabla.hpp", 7), ("reverse.hpp", 7), ("tensor.hpp", 7),
+    ("nabla.hpp", 7), ("reverse.hpp", 7), ("tensor.hpp", 7), ("array.hpp", 7),
 ]
 
 #Rules whose overloads choose among rules by argument type or arity, written by hand per mode.

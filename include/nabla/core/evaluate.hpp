@@ -284,8 +284,12 @@ struct adjoint_sweep {
         (step<Ts>(), ...);
     }
 
-    NABLA_ALWAYS_INLINE constexpr void run() {
-        adjoint[Schedule::size - 1] = R(1);
+    NABLA_ALWAYS_INLINE constexpr void run() { run(R(1)); }
+
+    // The sweep from a given adjoint of the result (a vector-Jacobian product; the array layer
+    // seeds each element with the adjoint its reduction passes down).
+    NABLA_ALWAYS_INLINE constexpr void run(const R& seed) {
+        adjoint[Schedule::size - 1] = seed;
         backward(reversed<Schedule>{});
     }
 

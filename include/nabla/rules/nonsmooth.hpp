@@ -149,9 +149,13 @@ struct min_rule : piecewise_linear<min_rule> {
     static constexpr std::size_t arity = 2;
     template <class A, class B>
     static constexpr auto value(const A& a, const B& b) {
-        if (a != a || b != b)
-            return a + b;
-        return b < a ? b : a;
+        if constexpr (Lanes<A>) {
+            return select((a != a) || (b != b), a + b, select(b < a, b, a));
+        } else {
+            if (a != a || b != b)
+                return a + b;
+            return b < a ? b : a;
+        }
     }
     template <std::size_t I, class Y, class A, class B>
     static constexpr auto partial(const Y&, const A& a, const B& b) {
@@ -167,9 +171,13 @@ struct max_rule : piecewise_linear<max_rule> {
     static constexpr std::size_t arity = 2;
     template <class A, class B>
     static constexpr auto value(const A& a, const B& b) {
-        if (a != a || b != b)
-            return a + b;
-        return a < b ? b : a;
+        if constexpr (Lanes<A>) {
+            return select((a != a) || (b != b), a + b, select(a < b, b, a));
+        } else {
+            if (a != a || b != b)
+                return a + b;
+            return a < b ? b : a;
+        }
     }
     template <std::size_t I, class Y, class A, class B>
     static constexpr auto partial(const Y&, const A& a, const B& b) {

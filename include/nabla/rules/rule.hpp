@@ -55,16 +55,36 @@ constexpr auto like(const X&, C c) {
         return c;
 }
 
+// A quiet NaN of a number type; on lanes, in every lane (numeric_limits knows no SIMD types).
+template <class T>
+NABLA_HOST_DEVICE constexpr T nan_of() {
+    if constexpr (Lanes<T>)
+        return T(std::numeric_limits<typename T::value_type>::quiet_NaN());
+    else
+        return std::numeric_limits<T>::quiet_NaN();
+}
+
+// The rules' one branch on lanes: select(condition, a, b) lane by lane is xsimd's, found by
+// argument-dependent lookup; this one serves plain conditions.
+template <class T>
+NABLA_HOST_DEVICE constexpr T select(bool condition, const T& a, const T& b) {
+    return condition ? a : b;
+}
+
 // sign(x): -1, 0 or +1; sign(0) = 0 (so abs'(0) = 0), NaN for NaN.
 template <Number T>
 NABLA_HOST_DEVICE constexpr T sign(const T& x) {
-    if (x > T(0))
-        return T(1);
-    if (x < T(0))
-        return T(-1);
-    if (x == T(0))
-        return T(0);
-    return x;
+    if constexpr (Lanes<T>) {
+        return select(x > T(0), T(1), select(x < T(0), T(-1), select(x == T(0), T(0), x)));
+    } else {
+        if (x > T(0))
+            return T(1);
+        if (x < T(0))
+            return T(-1);
+        if (x == T(0))
+            return T(0);
+        return x;
+    }
 }
 
 // a * b, except that a == 0 gives exactly 0 even when b is infinite or NaN. Used where a factor
@@ -72,14 +92,20 @@ NABLA_HOST_DEVICE constexpr T sign(const T& x) {
 template <Number A, Number B>
 NABLA_HOST_DEVICE constexpr std::common_type_t<A, B> mul_strong_zero(const A& a, const B& b) {
     using T = std::common_type_t<A, B>;
-    return a == A(0) ? T(0) : T(a) * T(b);
+    if constexpr (Lanes<T>)
+        return select(T(a) == T(0), T(0), T(a) * T(b));
+    else
+        return a == A(0) ? T(0) : T(a) * T(b);
 }
 
 // a / b, except that a == 0 gives exactly 0 even when b == 0 (atan2 and hypot at the origin).
 template <Number A, Number B>
 NABLA_HOST_DEVICE constexpr std::common_type_t<A, B> div_strong_zero(const A& a, const B& b) {
     using T = std::common_type_t<A, B>;
-    return a == A(0) ? T(0) : T(a) / T(b);
+    if constexpr (Lanes<T>)
+        return select(T(a) == T(0), T(0), T(a) / T(b));
+    else
+        return a == A(0) ? T(0) : T(a) / T(b);
 }
 
 // The share of min(a, b)'s derivative that goes to a: 1 if a < b, 1/2 at a tie, 0 if a > b;
@@ -87,13 +113,17 @@ NABLA_HOST_DEVICE constexpr std::common_type_t<A, B> div_strong_zero(const A& a,
 template <Number A, Number B>
 NABLA_HOST_DEVICE constexpr std::common_type_t<A, B> min_weight(const A& a, const B& b) {
     using T = std::common_type_t<A, B>;
-    if (a < b)
-        return T(1);
-    if (b < a)
-        return T(0);
-    if (a == b)
-        return T(0.5);
-    return std::numeric_limits<T>::quiet_NaN();
+    if constexpr (Lanes<T>) {
+        return select(a < b, T(1), select(b < a, T(0), select(a == b, T(0.5), nan_of<T>())));
+    } else {
+        if (a < b)
+            return T(1);
+        if (b < a)
+            return T(0);
+        if (a == b)
+            return T(0.5);
+        return std::numeric_limits<T>::quiet_NaN();
+    }
 }
 
 // The share of fmin(a, b)'s derivative that goes to a, where a NaN operand counts as missing:
@@ -101,15 +131,22 @@ NABLA_HOST_DEVICE constexpr std::common_type_t<A, B> min_weight(const A& a, cons
 template <Number A, Number B>
 NABLA_HOST_DEVICE constexpr std::common_type_t<A, B> fmin_weight(const A& a, const B& b) {
     using T = std::common_type_t<A, B>;
-    const bool a_nan = a != a;
-    const bool b_nan = b != b;
-    if (a_nan && b_nan)
-        return std::numeric_limits<T>::quiet_NaN();
-    if (b_nan)
-        return T(1);
-    if (a_nan)
-        return T(0);
-    return min_weight(a, b);
+    if constexpr (Lanes<T>) {
+        const auto a_nan = a != a;
+        const auto b_nan = b != b;
+        return select(a_nan && b_nan, nan_of<T>(),
+                      select(b_nan, T(1), select(a_nan, T(0), min_weight(a, b))));
+    } else {
+        const bool a_nan = a != a;
+        const bool b_nan = b != b;
+        if (a_nan && b_nan)
+            return std::numeric_limits<T>::quiet_NaN();
+        if (b_nan)
+            return T(1);
+        if (a_nan)
+            return T(0);
+        return min_weight(a, b);
+    }
 }
 
 // The share of fmax(a, b)'s derivative that goes to a (NaN counts as missing): fmax(a, b) is

@@ -131,6 +131,16 @@ auto polygamma(const N& order, const X& x_in) {
     return detail::polygamma_positive(n, x);
 }
 
+// On lanes, lane by lane: the series and reflection above branch on each value.
+template <Number N, Lanes X>
+X polygamma(const N& order, const X& x) {
+    std::array<typename X::value_type, X::size> lanes{};
+    x.store_unaligned(lanes.data());
+    for (auto& lane : lanes)
+        lane = polygamma(order, lane);
+    return X::load_unaligned(lanes.data());
+}
+
 template <Number X>
 requires std::is_arithmetic_v<X>
 auto digamma(const X& x) {

@@ -1,0 +1,274 @@
+#pragma once
+// Array expressions: element-wise arithmetic and functions over whole arrays, views shifted by
+// compile-time offsets, and reductions, written as in the scalar case and kept as a static graph.
+//
+//   auto [x, y] = nabla::array_variables<2>();
+//   auto f = sum(exp(sin(x) * y) + log1p(x * x));
+//   auto rosenbrock = sum(100.0 * square(x(nabla::from<1>) - square(x(nabla::upto<-1>))) +
+//                         square(1.0 - x(nabla::upto<-1>)));
+//
+// An array expression wraps a graph of the static core (core/): its leaves are placeholders
+// whose index codes which argument they read and at what offset (so the core's deduplication
+// shares x(from<1>) wherever it occurs, and tells it from x), and each reduction is a node of its
+// own. Element-wise operations use the core's rules, so every mode shares one definition of each
+// derivative; array/plan.hpp cuts the graph into loops at its reductions.
+
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+#include "../concepts.hpp"
+#include "../core/build.hpp"
+#include "../core/functions.hpp"
+#include "../core/held.hpp"
+#include "../core/leaves.hpp"
+#include "../core/node.hpp"
+#include "../core/operators.hpp"
+#include "../rules/functions.hpp"
+
+namespace nabla {
+
+// A range of an array by compile-time offsets, numpy's x[Begin:End] with End <= 0 counted from
+// the end: from<1> is x[1:], upto<-1> is x[:-1], range<1, -1> is x[1:-1].
+template <std::size_t Begin, long End>
+struct slice {
+    static_assert(End <= 0,
+                  "nabla: an array view's end is counted from the end of the array: upto<-1> "
+                  "drops the last element, upto<0> keeps them all; a positive end is not "
+                  "supported.");
+    static constexpr std::size_t begin = Begin;
+    static constexpr std::size_t trim = static_cast<std::size_t>(-End);
+};
+
+template <std::size_t Begin>
+inline constexpr slice<Begin, 0> from{};
+template <long End>
+inline constexpr slice<0, End> upto{};
+template <std::size_t Begin, long End>
+inline constexpr slice<Begin, End> range{};
+
+namespace detail {
+
+template <class T>
+inline constexpr bool is_slice_v = false;
+template <std::size_t Begin, long End>
+inline constexpr bool is_slice_v<slice<Begin, End>> = true;
+
+// Leaf codes: what a placeholder of an array expression reads. An array leaf reads argument
+// `argument` from element `begin` to `trim` before the end; a scalar leaf (made by array/plan.hpp
+// when it cuts the graph at a reduction) reads reduction number `k`'s result.
+inline constexpr std::size_t array_leaf_flag = std::size_t{1} << 40;
+inline constexpr std::size_t scalar_leaf_flag = std::size_t{1} << 41;
+inline constexpr std::size_t offset_limit = 1 << 12;
+
+constexpr std::size_t array_leaf_code(std::size_t argument, std::size_t begin, std::size_t trim) {
+    return array_leaf_flag | argument | begin << 12 | trim << 24;
+}
+
+struct leaf_view {
+    std::size_t argument;
+    std::size_t begin;
+    std::size_t trim;
+};
+
+constexpr bool is_array_leaf_code(std::size_t code) {
+    return (code & array_leaf_flag) != 0;
+}
+constexpr leaf_view decode_leaf(std::size_t code) {
+    return {code & (offset_limit - 1), (code >> 12) & (offset_limit - 1),
+            (code >> 24) & (offset_limit - 1)};
+}
+
+// A reduction as a node of the graph: Kind (array/reductions.hpp) says how it accumulates and
+// what each element's adjoint is; the core never evaluates it.
+template <class Kind>
+struct reduce_rule {
+    static constexpr const char* name = Kind::name;
+    static constexpr std::size_t arity = 1;
+    using kind = Kind;
+};
+
+template <class G>
+inline constexpr bool is_reduction_v = false;
+template <class Kind, class B>
+inline constexpr bool is_reduction_v<node<reduce_rule<Kind>, B>> = true;
+
+// Whether a graph is array-valued: it reads an array leaf other than through a reduction.
+template <class G>
+struct array_valued {
+    static constexpr bool value = false;
+};
+template <std::size_t Code>
+struct array_valued<placeholder<Code>> {
+    static constexpr bool value = is_array_leaf_code(Code);
+};
+template <class Rule, class... Ops>
+struct array_valued<node<Rule, Ops...>> {
+    static constexpr bool value = (array_valued<Ops>::value || ...);
+};
+template <class Kind, class B>
+struct array_valued<node<reduce_rule<Kind>, B>> {
+    static constexpr bool value = false;
+};
+
+// The graph with every array leaf viewed through slice S (reductions inside keep their own
+// leaves: a reduction's result is a scalar, the same at every element).
+template <class G, class S>
+struct view_of {
+    using type = G;
+};
+template <std::size_t Code, class S>
+requires(is_array_leaf_code(Code)) struct view_of<placeholder<Code>, S> {
+    static constexpr leaf_view leaf = decode_leaf(Code);
+    static_assert(leaf.begin + S::begin < offset_limit && leaf.trim + S::trim < offset_limit,
+                  "nabla: an array view's offsets must stay below 4096.");
+    using type =
+        placeholder<array_leaf_code(leaf.argument, leaf.begin + S::begin, leaf.trim + S::trim)>;
+};
+template <class Rule, class... Ops, class S>
+struct view_of<node<Rule, Ops...>, S> {
+    using type = node<Rule, typename view_of<Ops, S>::type...>;
+};
+template <class Kind, class B, class S>
+struct view_of<node<reduce_rule<Kind>, B>, S> {
+    using type = node<reduce_rule<Kind>, B>;
+};
+
+template <class E, class S>
+constexpr auto view_expression(const E& e) {
+    if constexpr (is_held_v<E>) {
+        held<typename view_of<graph_t<E>, S>::type, constant_type_t<E>, constant_count<E>> r{};
+        r.constants = e.constants;
+        return r;
+    } else {
+        return typename view_of<E, S>::type{};
+    }
+}
+
+}  // namespace detail
+
+// An array expression: Body is a graph of the static core over leaf-coded placeholders. Called
+// with a slice it is a view; called with arrays it is evaluated (array/evaluate.hpp).
+template <class Body>
+struct array_expression {
+    using body_type = Body;
+    Body body;
+
+    static constexpr bool is_array = detail::array_valued<detail::graph_t<Body>>::value;
+
+    template <std::size_t Begin, long End>
+    constexpr auto operator()(slice<Begin, End>) const {
+        static_assert(is_array,
+                      "nabla: a view (from<k>, upto<k>, range<a, b>) applies to an array "
+                      "expression; this one is a scalar (a reduction's result).");
+        using viewed = decltype(detail::view_expression<Body, slice<Begin, End>>(body));
+        return array_expression<viewed>{detail::view_expression<Body, slice<Begin, End>>(body)};
+    }
+
+    template <class... Args>
+    requires(sizeof...(Args) > 0 && !(detail::is_slice_v<Args> || ...)) auto
+    operator()(const Args&... args) const;
+};
+
+template <class Body>
+array_expression(Body) -> array_expression<Body>;
+
+namespace detail {
+
+template <class T>
+inline constexpr bool is_array_expression_v = false;
+template <class Body>
+inline constexpr bool is_array_expression_v<array_expression<Body>> = true;
+
+template <class T>
+concept ArrayExpression = is_array_expression_v<std::remove_cvref_t<T>>;
+
+// What an array expression's operators accept: array expressions and plain numbers (broadcast).
+template <class T>
+concept ArrayOperand = ArrayExpression<T> || Number<T>;
+
+template <class A, class B>
+concept ArrayOperands = ArrayOperand<A> && ArrayOperand<B> && (ArrayExpression<A> ||
+                                                              ArrayExpression<B>);
+
+template <class T>
+constexpr decltype(auto) body_of(const T& x) {
+    if constexpr (ArrayExpression<T>)
+        return (x.body);
+    else
+        return (x);
+}
+
+template <class Body>
+constexpr auto make_array(const Body& body) {
+    return array_expression<Body>{body};
+}
+
+}  // namespace detail
+
+// N array placeholders, bound to arrays (std::vector<double>, std::array, std::span,
+// xt::xtensor<double, 1>) when the expression is called: auto [x, y] = array_variables<2>().
+template <std::size_t N>
+constexpr auto array_variables() {
+    static_assert(N < detail::offset_limit, "nabla: at most 4095 array variables.");
+    return []<std::size_t... I>(std::index_sequence<I...>) {
+        return std::tuple<array_expression<placeholder<detail::array_leaf_code(I, 0, 0)>>...>{};
+    }
+    (std::make_index_sequence<N>{});
+}
+
+#define NABLA_ARRAY_OPERATOR(op)                                                                   \
+    template <class A, class B>                                                                    \
+    requires detail::ArrayOperands<A, B>                                                           \
+    constexpr auto operator op(const A& a, const B& b) {                                           \
+        return detail::make_array(detail::body_of(a) op detail::body_of(b));                       \
+    }
+
+NABLA_ARRAY_OPERATOR(+)
+NABLA_ARRAY_OPERATOR(-)
+NABLA_ARRAY_OPERATOR(*)
+NABLA_ARRAY_OPERATOR(/)
+#undef NABLA_ARRAY_OPERATOR
+
+template <class Body>
+constexpr auto operator-(const array_expression<Body>& a) {
+    return detail::make_array(-a.body);
+}
+template <class Body>
+constexpr auto operator+(const array_expression<Body>& a) {
+    return a;
+}
+
+#define NABLA_ARRAY_UNARY(function, rule)                                                          \
+    template <class Body>                                                                          \
+    constexpr auto function(const array_expression<Body>& x) {                                     \
+        return detail::make_array(function(x.body));                                              \
+    }
+
+#define NABLA_ARRAY_BINARY(function, rule)                                                         \
+    template <class A, class B>                                                                    \
+    requires detail::ArrayOperands<A, B>                                                           \
+    constexpr auto function(const A& a, const B& b) {                                              \
+        return detail::make_array(function(detail::body_of(a), detail::body_of(b)));               \
+    }
+
+NABLA_UNARY_FUNCTIONS(NABLA_ARRAY_UNARY)
+NABLA_BINARY_FUNCTIONS(NABLA_ARRAY_BINARY)
+NABLA_ARRAY_BINARY(pow, pow_rule)
+#undef NABLA_ARRAY_UNARY
+#undef NABLA_ARRAY_BINARY
+
+template <class Body>
+constexpr auto square(const array_expression<Body>& x) {
+    return x * x;
+}
+
+template <class A, class B, class C>
+requires(detail::ArrayOperand<A>&& detail::ArrayOperand<B>&& detail::ArrayOperand<C> &&
+         (detail::ArrayExpression<A> || detail::ArrayExpression<B> ||
+          detail::ArrayExpression<C>)) constexpr auto fma(const A& a, const B& b, const C& c) {
+    return detail::make_array(
+        fma(detail::body_of(a), detail::body_of(b), detail::body_of(c)));
+}
+
+}  // namespace nabla
