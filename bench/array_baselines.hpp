@@ -1,0 +1,509 @@
+#pragma once
+// The hand-written baselines of bench/array_*.cpp: each workload written directly with xsimd
+// batches (unaligned loads, a scalar tail), in the formulation that measured fastest among those
+// tried. Define NABLA_NO_SIMD, or build without xsimd, for plain scalar loops.
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+
+// g++ 12.2 reports its own AVX-512 intrinsics (_mm512_undefined_pd) as reading uninitialised
+// values where they are inlined (GCC bug 105593, fixed in later releases).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#if !defined(NABLA_NO_SIMD) && __has_include(<xsimd/xsimd.hpp>)
+#include <xsimd/xsimd.hpp>
+#define NABLA_BENCH_HAND_SIMD 1
+#else
+#define NABLA_BENCH_HAND_SIMD 0
+#endif
+
+namespace nabla_bench::hand {
+
+namespace detail {
+
+// The formulas below are written once, for a double (the scalar tail and the scalar build) and for
+// a batch, so the scalar tail follows the same formulation as the lanes.
+inline double mul_add(double a, double b, double c) {
+    return a * b + c;
+}
+inline double neg_mul_add(double a, double b, double c) {
+    return c - a * b;
+}
+
+#if NABLA_BENCH_HAND_SIMD
+using batch = xsimd::batch<double>;
+inline constexpr std::size_t width = batch::size;
+
+// a b + c and c - a b. xsimd 8.1 has no AVX-512 kernels for these: its generic a * b + c and
+// -a * b + c are fused by g++ (which then keeps the negation) but not by clang++, so the AVX-512
+// instructions are called directly.
+inline batch mul_add(const batch& a, const batch& b, const batch& c) {
+#if defined(__AVX512F__)
+    return _mm512_fmadd_pd(a, b, c);
+#else
+    return xsimd::fma(a, b, c);
+#endif
+}
+inline batch neg_mul_add(const batch& a, const batch& b, const batch& c) {
+#if defined(__AVX512F__)
+    return _mm512_fnmadd_pd(a, b, c);
+#elif defined(__FMA__)
+    return xsimd::fnma(a, b, c);
+#else
+    return c - a * b;
+#endif
+}
+inline batch maximum(const batch& a, const batch& b) {
+    return xsimd::max(a, b);
+}
+inline batch load(const double* p) {
+    return batch::load_unaligned(p);
+}
+
+// The largest multiple of step not above count: loop bounds written with it cannot wrap around, so
+// the compilers know that the scalar tail stays within the arrays.
+inline constexpr std::size_t whole(std::size_t count, std::size_t step) {
+    return count - count % step;
+}
+
+// xsimd 8.1 has no horizontal maximum.
+inline double lanes_max(const batch& b) {
+    double lanes[width];
+    b.store_unaligned(lanes);
+    double m = lanes[0];
+    for (std::size_t k = 1; k < width; ++k)
+        m = std::max(m, lanes[k]);
+    return m;
+}
+#endif
+
+// exp(-x/2) sqrt(x^2 + y^2 + 1) / (1 + y^2). The square root and the division do not wait for the
+// exponential, so they overlap with it.
+template <class T>
+inline T chain_term(const T& x, const T& y) {
+    using std::exp;
+    using std::sqrt;
+    const T d = mul_add(y, y, T(1.0));
+    return exp(T(-0.5) * x) * (sqrt(mul_add(x, x, d)) / d);
+}
+
+// The term and its two partial derivatives with one division: with t = x^2 + d, s = sqrt(t) and
+// w = e / (s d^2), the term is w d t, d/dx is w d (x - t/2) and d/dy is w y (d - 2t). The
+// reciprocal is taken apart from e, so that it overlaps with the exponential. (s d^2 stays finite
+// for |y| below about 1e61.)
+template <class T>
+inline T chain_term_and_grad(const T& x, const T& y, T& gx, T& gy) {
+    using std::exp;
+    using std::sqrt;
+    const T d = mul_add(y, y, T(1.0));
+    const T t = mul_add(x, x, d);
+    const T w = exp(T(-0.5) * x) * (T(1.0) / (sqrt(t) * d * d));
+    const T wd = w * d;
+    gx = wd * mul_add(T(-0.5), t, x);
+    gy = w * y * mul_add(T(-2.0), t, d);
+    return wd * t;
+}
+
+// Adds the pair (x, next)'s (next - x^2)^2 to st and (1 - x)^2 to su: the factor 100 is applied
+// once to the whole sum.
+template <class T>
+inline void rosenbrock_pair(const T& x, const T& next, T& st, T& su) {
+    const T t = neg_mul_add(x, x, next);
+    const T u = T(1.0) - x;
+    st = mul_add(t, t, st);
+    su = mul_add(u, u, su);
+}
+
+// rosenbrock_pair for the pair (x, next), and the derivative with respect to x gathered from the
+// two pairs that hold it: 200 (x - prev^2) + x (2 - 400 (next - x^2)) - 2.
+template <class T>
+inline T rosenbrock_pair_and_grad(const T& prev, const T& x, const T& next, T& st, T& su) {
+    const T t_prev = neg_mul_add(prev, prev, x);
+    const T t = neg_mul_add(x, x, next);
+    const T u = T(1.0) - x;
+    st = mul_add(t, t, st);
+    su = mul_add(u, u, su);
+    return mul_add(T(200.0), t_prev, mul_add(x, mul_add(T(-400.0), t, T(2.0)), T(-2.0)));
+}
+
+// The interior points of one row of the heat step, from the rows above and below: c u + r (sum of
+// the four neighbours), c = 1 - 4r.
+inline void heat_row(const double* up,
+                     const double* u,
+                     const double* down,
+                     std::size_t n,
+                     double c,
+                     double r,
+                     double* out) {
+    std::size_t j = 1;
+#if NABLA_BENCH_HAND_SIMD
+    const batch cb(c), rb(r);
+    for (const std::size_t end = 1 + whole(n - 2, width); j < end; j += width) {
+        const batch around = (load(up + j) + load(down + j)) + (load(u + j - 1) + load(u + j + 1));
+        mul_add(cb, load(u + j), rb * around).store_unaligned(out + j);
+    }
+#endif
+    for (; j + 1 < n; ++j)
+        out[j] = c * u[j] + r * ((up[j] + down[j]) + (u[j - 1] + u[j + 1]));
+}
+
+// One row i, 1 <= i <= n-2, of the heat step's adjoint (n >= 3). Only interior points feed others:
+// the row above (below) counts when it is interior (north, south), and in the row, columns 0 and
+// n-1 never count, so columns 1 and n-2 are done apart from the batches.
+template <bool north, bool south>
+inline void heat_adjoint_row(const double* up,
+                             const double* a,
+                             const double* down,
+                             std::size_t n,
+                             double c,
+                             double r,
+                             double* out) {
+    const auto vertical = [&](std::size_t j) {
+        if constexpr (north && south)
+            return up[j] + down[j];
+        else if constexpr (north)
+            return up[j];
+        else if constexpr (south)
+            return down[j];
+        else
+            return 0.0;
+    };
+    out[0] = a[0] + r * a[1];
+    out[n - 1] = a[n - 1] + r * a[n - 2];
+    if (n == 3) {
+        out[1] = c * a[1] + r * vertical(1);
+        return;
+    }
+    out[1] = c * a[1] + r * (vertical(1) + a[2]);
+    out[n - 2] = c * a[n - 2] + r * (vertical(n - 2) + a[n - 3]);
+    std::size_t j = 2;
+#if NABLA_BENCH_HAND_SIMD
+    const batch cb(c), rb(r);
+    for (const std::size_t end = 2 + whole(n - 4, width); j < end; j += width) {
+        batch around = load(a + j - 1) + load(a + j + 1);
+        if constexpr (north && south)
+            around = (load(up + j) + load(down + j)) + around;
+        else if constexpr (north)
+            around = load(up + j) + around;
+        else if constexpr (south)
+            around = load(down + j) + around;
+        mul_add(cb, load(a + j), rb * around).store_unaligned(out + j);
+    }
+#endif
+    for (; j + 2 < n; ++j)
+        out[j] = c * a[j] + r * (vertical(j) + (a[j - 1] + a[j + 1]));
+}
+
+// Row 0 or n-1 of the adjoint: the point itself, plus r times the interior neighbour (in row 1 or
+// n-2) of every point but the corners.
+inline void
+heat_adjoint_edge(const double* a, const double* inner, std::size_t n, double r, double* out) {
+    out[0] = a[0];
+    out[n - 1] = a[n - 1];
+    std::size_t j = 1;
+#if NABLA_BENCH_HAND_SIMD
+    const batch rb(r);
+    for (const std::size_t end = 1 + whole(n - 2, width); j < end; j += width)
+        mul_add(rb, load(inner + j), load(a + j)).store_unaligned(out + j);
+#endif
+    for (; j + 1 < n; ++j)
+        out[j] = a[j] + r * inner[j];
+}
+
+}  // namespace detail
+
+// sum_i x_i.
+inline double sum(const double* x, std::size_t n) {
+    std::size_t i = 0;
+    double s = 0.0;
+#if NABLA_BENCH_HAND_SIMD
+    using detail::batch, detail::load, detail::whole, detail::width;
+    // Four accumulators hide the latency of the additions.
+    batch s0(0.0), s1(0.0), s2(0.0), s3(0.0);
+    for (; i < whole(n, 4 * width); i += 4 * width) {
+        s0 += load(x + i);
+        s1 += load(x + i + width);
+        s2 += load(x + i + 2 * width);
+        s3 += load(x + i + 3 * width);
+    }
+    for (; i < whole(n, width); i += width)
+        s0 += load(x + i);
+    s = xsimd::hadd((s0 + s1) + (s2 + s3));
+#endif
+    for (; i < n; ++i)
+        s += x[i];
+    return s;
+}
+
+// sum_i exp(-x_i/2) sqrt(x_i^2 + y_i^2 + 1) / (1 + y_i^2).
+inline double chain_value(const double* x, const double* y, std::size_t n) {
+    std::size_t i = 0;
+    double s = 0.0;
+#if NABLA_BENCH_HAND_SIMD
+    using detail::batch, detail::chain_term, detail::load, detail::whole, detail::width;
+    batch s0(0.0), s1(0.0), s2(0.0), s3(0.0);
+    for (; i < whole(n, 4 * width); i += 4 * width) {
+        s0 += chain_term(load(x + i), load(y + i));
+        s1 += chain_term(load(x + i + width), load(y + i + width));
+        s2 += chain_term(load(x + i + 2 * width), load(y + i + 2 * width));
+        s3 += chain_term(load(x + i + 3 * width), load(y + i + 3 * width));
+    }
+    for (; i < whole(n, width); i += width)
+        s0 += chain_term(load(x + i), load(y + i));
+    s = xsimd::hadd((s0 + s1) + (s2 + s3));
+#endif
+    for (; i < n; ++i)
+        s += detail::chain_term(x[i], y[i]);
+    return s;
+}
+
+// chain_value, and its gradient with respect to every x_i (into gx) and y_i (into gy).
+inline double
+chain_value_and_grad(const double* x, const double* y, std::size_t n, double* gx, double* gy) {
+    std::size_t i = 0;
+    double s = 0.0;
+#if NABLA_BENCH_HAND_SIMD
+    using detail::batch, detail::load, detail::whole, detail::width;
+    batch s0(0.0), s1(0.0), s2(0.0), s3(0.0);
+    const auto step = [&](std::size_t k, batch& acc) {
+        batch dx, dy;
+        acc += detail::chain_term_and_grad(load(x + k), load(y + k), dx, dy);
+        dx.store_unaligned(gx + k);
+        dy.store_unaligned(gy + k);
+    };
+    for (; i < whole(n, 4 * width); i += 4 * width) {
+        step(i, s0);
+        step(i + width, s1);
+        step(i + 2 * width, s2);
+        step(i + 3 * width, s3);
+    }
+    for (; i < whole(n, width); i += width)
+        step(i, s0);
+    s = xsimd::hadd((s0 + s1) + (s2 + s3));
+#endif
+    for (; i < n; ++i)
+        s += detail::chain_term_and_grad(x[i], y[i], gx[i], gy[i]);
+    return s;
+}
+
+// sum_{i=0}^{n-2} 100 (x_{i+1} - x_i^2)^2 + (1 - x_i)^2.
+inline double rosenbrock_value(const double* x, std::size_t n) {
+    if (n < 2)
+        return 0.0;
+    const std::size_t pairs = n - 1;
+    std::size_t i = 0;
+    double st = 0.0, su = 0.0;
+#if NABLA_BENCH_HAND_SIMD
+    using detail::batch, detail::load, detail::rosenbrock_pair, detail::whole, detail::width;
+    // Two pairs of accumulators (four in all) keep up with the loads.
+    batch st0(0.0), su0(0.0), st1(0.0), su1(0.0);
+    for (; i < whole(pairs, 2 * width); i += 2 * width) {
+        rosenbrock_pair(load(x + i), load(x + i + 1), st0, su0);
+        rosenbrock_pair(load(x + i + width), load(x + i + width + 1), st1, su1);
+    }
+    for (; i < whole(pairs, width); i += width)
+        rosenbrock_pair(load(x + i), load(x + i + 1), st0, su0);
+    st = xsimd::hadd(st0 + st1);
+    su = xsimd::hadd(su0 + su1);
+#endif
+    for (; i < pairs; ++i)
+        detail::rosenbrock_pair(x[i], x[i + 1], st, su);
+    return 100.0 * st + su;
+}
+
+// rosenbrock_value and its gradient (into g), in one pass: each g_i is gathered from the two pairs
+// that hold x_i (recomputing x_i - x_{i-1}^2 costs less than carrying it across lanes or adding
+// into g twice).
+inline double rosenbrock_value_and_grad(const double* x, std::size_t n, double* g) {
+    if (n < 2) {
+        std::fill(g, g + n, 0.0);
+        return 0.0;
+    }
+    // The ends: x_0 is only in the first pair, x_{n-1} only in the last.
+    double st = 0.0, su = 0.0;
+    detail::rosenbrock_pair(x[0], x[1], st, su);
+    g[0] = x[0] * (2.0 - 400.0 * (x[1] - x[0] * x[0])) - 2.0;
+    g[n - 1] = 200.0 * (x[n - 1] - x[n - 2] * x[n - 2]);
+    std::size_t i = 1;
+#if NABLA_BENCH_HAND_SIMD
+    using detail::batch, detail::load, detail::whole, detail::width;
+    batch st0(0.0), su0(0.0), st1(0.0), su1(0.0);
+    const auto step = [&](std::size_t k, batch& sk, batch& uk) {
+        detail::rosenbrock_pair_and_grad(load(x + k - 1), load(x + k), load(x + k + 1), sk, uk)
+            .store_unaligned(g + k);
+    };
+    for (; i < 1 + whole(n - 2, 2 * width); i += 2 * width) {
+        step(i, st0, su0);
+        step(i + width, st1, su1);
+    }
+    for (; i < 1 + whole(n - 2, width); i += width)
+        step(i, st0, su0);
+    st += xsimd::hadd(st0 + st1);
+    su += xsimd::hadd(su0 + su1);
+#endif
+    for (; i + 1 < n; ++i)
+        g[i] = detail::rosenbrock_pair_and_grad(x[i - 1], x[i], x[i + 1], st, su);
+    return 100.0 * st + su;
+}
+
+namespace detail {
+
+// max_i x_i, for n >= 1.
+inline double max_of(const double* x, std::size_t n) {
+    std::size_t i = 0;
+    double m = x[0];
+#if NABLA_BENCH_HAND_SIMD
+    if (n >= width) {
+        batch m0 = load(x), m1 = m0, m2 = m0, m3 = m0;
+        for (i = width; i < width + whole(n - width, 4 * width); i += 4 * width) {
+            m0 = maximum(m0, load(x + i));
+            m1 = maximum(m1, load(x + i + width));
+            m2 = maximum(m2, load(x + i + 2 * width));
+            m3 = maximum(m3, load(x + i + 3 * width));
+        }
+        for (; i < whole(n, width); i += width)
+            m0 = maximum(m0, load(x + i));
+        m = lanes_max(maximum(maximum(m0, m1), maximum(m2, m3)));
+    }
+#endif
+    for (; i < n; ++i)
+        m = std::max(m, x[i]);
+    return m;
+}
+
+// sum_i exp(x_i - m); with store, each exp(x_i - m) also goes to e[i].
+template <bool store>
+inline double sum_exp(const double* x, std::size_t n, double m, double* e) {
+    using std::exp;
+    std::size_t i = 0;
+    double s = 0.0;
+#if NABLA_BENCH_HAND_SIMD
+    const batch mb(m);
+    batch s0(0.0), s1(0.0), s2(0.0), s3(0.0);
+    const auto step = [&](std::size_t k, batch& acc) {
+        const batch v = xsimd::exp(load(x + k) - mb);
+        if constexpr (store)
+            v.store_unaligned(e + k);
+        acc += v;
+    };
+    for (; i < whole(n, 4 * width); i += 4 * width) {
+        step(i, s0);
+        step(i + width, s1);
+        step(i + 2 * width, s2);
+        step(i + 3 * width, s3);
+    }
+    for (; i < whole(n, width); i += width)
+        step(i, s0);
+    s = xsimd::hadd((s0 + s1) + (s2 + s3));
+#endif
+    for (; i < n; ++i) {
+        const double v = exp(x[i] - m);
+        if constexpr (store)
+            e[i] = v;
+        s += v;
+    }
+    return s;
+}
+
+}  // namespace detail
+
+// m + log(sum_i exp(x_i - m)), m = max_i x_i; -infinity for n = 0. Two passes: the maximum first
+// (cheap, and the data is then in cache), then one exp per element; a single pass with an online
+// maximum needs more exponentials, for the rescaling.
+inline double logsumexp_value(const double* x, std::size_t n) {
+    if (n == 0)
+        return -std::numeric_limits<double>::infinity();
+    const double m = detail::max_of(x, n);
+    return m + std::log(detail::sum_exp<false>(x, n, m, nullptr));
+}
+
+// logsumexp_value, and its gradient exp(x_i - value) (the softmax) into g; nothing is written for
+// n = 0. The exponentials of the sum's pass are kept in g and scaled by 1 / sum, which costs less
+// than a second exp per element.
+inline double logsumexp_value_and_grad(const double* x, std::size_t n, double* g) {
+    if (n == 0)
+        return -std::numeric_limits<double>::infinity();
+    const double m = detail::max_of(x, n);
+    const double s = detail::sum_exp<true>(x, n, m, g);
+    const double scale = 1.0 / s;
+    std::size_t i = 0;
+#if NABLA_BENCH_HAND_SIMD
+    using detail::batch, detail::load, detail::whole, detail::width;
+    const batch sb(scale);
+    for (; i < whole(n, width); i += width)
+        (load(g + i) * sb).store_unaligned(g + i);
+#endif
+    for (; i < n; ++i)
+        g[i] *= scale;
+    return m + std::log(s);
+}
+
+// One explicit step of the heat equation on an n x n row-major field: interior points
+// out(i,j) = u(i,j) + r (u(i+1,j) + u(i-1,j) + u(i,j+1) + u(i,j-1) - 4 u(i,j)), written as
+// (1 - 4r) u(i,j) + r (sum of the neighbours), one operation fewer; the boundary rows and columns
+// are copied.
+inline void heat_step(const double* u, std::size_t n, double r, double* out) {
+    if (n < 3) {
+        std::copy(u, u + n * n, out);
+        return;
+    }
+    const double c = 1.0 - 4.0 * r;
+    std::copy(u, u + n, out);
+    for (std::size_t i = 1; i + 1 < n; ++i) {
+        const double* row = u + i * n;
+        double* dst = out + i * n;
+        dst[0] = row[0];
+        detail::heat_row(row - n, row, row + n, n, c, r, dst);
+        dst[n - 1] = row[n - 1];
+    }
+    std::copy(u + (n - 1) * n, u + n * n, out + (n - 1) * n);
+}
+
+// The vector-Jacobian product of heat_step: given ubar_out, the adjoint of out, writes ubar_in, the
+// adjoint of u. Each point gathers its own adjoint (times 1 - 4r when interior, 1 on the boundary)
+// and r times that of each interior neighbour.
+inline void heat_adjoint(const double* ubar_out, std::size_t n, double r, double* ubar_in) {
+    if (n < 3) {
+        std::copy(ubar_out, ubar_out + n * n, ubar_in);
+        return;
+    }
+    const double c = 1.0 - 4.0 * r;
+    const auto row = [&](std::size_t i) { return ubar_out + i * n; };
+    detail::heat_adjoint_edge(row(0), row(1), n, r, ubar_in);
+    if (n == 3) {
+        detail::heat_adjoint_row<false, false>(row(0), row(1), row(2), n, c, r, ubar_in + n);
+    } else {
+        detail::heat_adjoint_row<false, true>(row(0), row(1), row(2), n, c, r, ubar_in + n);
+        for (std::size_t i = 2; i + 2 < n; ++i)
+            detail::heat_adjoint_row<true, true>(row(i - 1), row(i), row(i + 1), n, c, r,
+                                                 ubar_in + i * n);
+        detail::heat_adjoint_row<true, false>(row(n - 3), row(n - 2), row(n - 1), n, c, r,
+                                              ubar_in + (n - 2) * n);
+    }
+    detail::heat_adjoint_edge(row(n - 1), row(n - 2), n, r, ubar_in + (n - 1) * n);
+}
+
+// a_i = b_i + s c_i.
+inline void triad(double* a, const double* b, const double* c, double s, std::size_t n) {
+    std::size_t i = 0;
+#if NABLA_BENCH_HAND_SIMD
+    using detail::batch, detail::load, detail::whole, detail::width;
+    const batch sb(s);
+    for (; i < whole(n, width); i += width)
+        detail::mul_add(sb, load(c + i), load(b + i)).store_unaligned(a + i);
+#endif
+    for (; i < n; ++i)
+        a[i] = b[i] + s * c[i];
+}
+
+}  // namespace nabla_bench::hand
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
