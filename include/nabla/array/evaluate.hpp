@@ -178,8 +178,7 @@ struct array_run {
                 throw shape_error("nabla: element-wise operands of different lengths, " +
                                   std::to_string(n) + " and " + std::to_string(m) +
                                   " elements (argument " + std::to_string(v.argument) +
-                                  " viewed from " + std::to_string(v.begin) + ", in " + what +
-                                  ")");
+                                  " viewed from " + std::to_string(v.begin) + ", in " + what + ")");
             }
         }
         return n;
@@ -203,14 +202,13 @@ NABLA_ALWAYS_INLINE std::array<L, E::leaf_count>
 load_leaves(const Run& run, const std::array<L, Count>& results, std::size_t i) {
     return [&]<std::size_t... K>(std::index_sequence<K...>) {
         return std::array<L, E::leaf_count>{leaf_value<L, E::codes[K]>(run, results, i)...};
-    }(std::make_index_sequence<E::leaf_count>{});
+    }
+    (std::make_index_sequence<E::leaf_count>{});
 }
 
 template <class L, class E, std::size_t PoolSize>
-using element_values = forward_values<schedule<typename E::dense>,
-                                      L,
-                                      PoolSize,
-                                      std::array<L, E::leaf_count>>;
+using element_values =
+    forward_values<schedule<typename E::dense>, L, PoolSize, std::array<L, E::leaf_count>>;
 
 template <class L, class E, std::size_t PoolSize, class Run, std::size_t Count>
 NABLA_ALWAYS_INLINE L element_value(const Run& run,
@@ -297,8 +295,8 @@ void forward_group(Run& run) {
 
     [&]<std::size_t... M>(std::index_sequence<M...>) {
         constexpr std::size_t unroll = 4;
-        std::tuple<std::array<
-            typename P::template kind<members.first[M]>::template state<L>, unroll>...>
+        std::tuple<
+            std::array<typename P::template kind<members.first[M]>::template state<L>, unroll>...>
             lanes_states{};
         std::size_t i = 0;
         if constexpr (W > 1) {
@@ -311,8 +309,8 @@ void forward_group(Run& run) {
             }
             for (; i + W <= n; i += W)
                 (std::get<M>(lanes_states)[0].add(
-                     element_value<L, typename P::template body<members.first[M]>>(
-                         run, pool, results, i)),
+                     element_value<L, typename P::template body<members.first[M]>>(run, pool,
+                                                                                   results, i)),
                  ...);
         }
         (
@@ -355,8 +353,8 @@ void reverse_group(Run& run) {
                  ...);
         }
         for (; i < n; ++i)
-            (element_reverse<P, members.first[M]>(run, scalar_pool, scalar_results,
-                                                  tail_adjoints, n, i),
+            (element_reverse<P, members.first[M]>(run, scalar_pool, scalar_results, tail_adjoints,
+                                                  n, i),
              ...);
     }
     (std::make_index_sequence<members.second>{});
@@ -365,11 +363,13 @@ void reverse_group(Run& run) {
 }
 
 template <class Body, class... Args>
-constexpr void check_array_call() {
-    static_assert((ArrayArgument<Args> && ...),
+constexpr bool check_array_call() {
+    constexpr bool arrays = (ArrayArgument<Args> && ...);
+    static_assert(arrays,
                   "nabla: an array expression is called with one-dimensional arrays of double "
                   "(std::vector<double>, std::array, std::span<const double>, "
                   "xt::xtensor<double, 1>), one per array variable.");
+    return arrays;
 }
 
 template <class Body, std::size_t Arguments>
@@ -397,9 +397,9 @@ auto start_run(const array_expression<Body>& f, const Args&... args) {
     const auto bind = [&](const auto& a) {
         if constexpr (requires { a.dimension(); }) {
             if (a.dimension() != 1)
-                throw shape_error("nabla: array expressions take one-dimensional arrays; argument " +
-                                  std::to_string(k) + " has " + std::to_string(a.dimension()) +
-                                  " dimensions");
+                throw shape_error(
+                    "nabla: array expressions take one-dimensional arrays; argument " +
+                    std::to_string(k) + " has " + std::to_string(a.dimension()) + " dimensions");
         }
         run.data[k] = a.data();
         run.size[k] = a.size();
@@ -422,8 +422,7 @@ void run_forward(Run& run) {
 }
 
 template <class Body, class... Args>
-auto array_value(const array_expression<Body>& f, const Args&... args) {
-    check_array_call<Body, Args...>();
+auto array_value_checked(const array_expression<Body>& f, const Args&... args) {
     using P = program<graph_t<Body>>;
     auto run = start_run(f, args...);
     run_forward<P>(run);
@@ -454,19 +453,24 @@ auto array_value(const array_expression<Body>& f, const Args&... args) {
 }
 
 template <class Body, class... Args>
-auto array_value_and_grad(const array_expression<Body>& f, const Args&... args) {
-    check_array_call<Body, Args...>();
+auto array_value(const array_expression<Body>& f, const Args&... args) {
+    if constexpr (!check_array_call<Body, Args...>())
+        return 0.0;
+    else
+        return array_value_checked(f, args...);
+}
+
+// The value, with the gradients accumulated into zeroed arrays of the arguments' sizes.
+template <class Body, class... Args>
+double array_gradient_checked(const array_expression<Body>& f,
+                              const std::array<double*, sizeof...(Args)>& gradients,
+                              const Args&... args) {
     using P = program<graph_t<Body>>;
     static_assert(P::scalar,
                   "nabla::value_and_grad: the array expression must be a scalar: reduce it "
                   "with sum, mean, prod, max, min, norm, dot or logsumexp.");
     auto run = start_run(f, args...);
-    array_value_and_gradient<decltype(gradient_like(args))...> out{
-        0.0, std::tuple{gradient_like(args)...}};
-    [&]<std::size_t... K>(std::index_sequence<K...>) {
-        ((run.gradient[K] = std::get<K>(out.gradient).data()), ...);
-    }
-    (std::index_sequence_for<Args...>{});
+    run.gradient = gradients;
     run_forward<P>(run);
 
     using T = typename P::top;
@@ -476,12 +480,12 @@ auto array_value_and_grad(const array_expression<Body>& f, const Args&... args) 
     const auto leaves = load_leaves<double, T>(run, results, 0);
     element_values<double, T, constant_count<Body>> values{{}, pool, leaves};
     values.forward();
-    out.value = values.value[S::size - 1];
     adjoint_sweep<S, double, constant_count<Body>, std::array<double, T::leaf_count>> sweep{values,
                                                                                            {}};
     sweep.run();
     [&]<std::size_t... K>(std::index_sequence<K...>) {
-        ((run.adjoint[T::codes[K] & ~scalar_leaf_flag] += sweep.adjoint[index_of<S, placeholder<K>>]),
+        ((run.adjoint[T::codes[K] & ~scalar_leaf_flag] +=
+          sweep.adjoint[index_of<S, placeholder<K>>]),
          ...);
     }
     (std::make_index_sequence<T::leaf_count>{});
@@ -491,6 +495,27 @@ auto array_value_and_grad(const array_expression<Body>& f, const Args&... args) 
         (reverse_group<P, last - Group>(run), ...);
     }
     (std::make_index_sequence<P::group_count>{});
+    return values.value[S::size - 1];
+}
+
+template <class Body, class... Args>
+double array_gradient(const array_expression<Body>& f,
+                      const std::array<double*, sizeof...(Args)>& gradients,
+                      const Args&... args) {
+    if constexpr (!check_array_call<Body, Args...>())
+        return 0.0;
+    else
+        return array_gradient_checked(f, gradients, args...);
+}
+
+template <class Body, class... Args>
+auto array_value_and_grad(const array_expression<Body>& f, const Args&... args) {
+    array_value_and_gradient<decltype(gradient_like(args))...> out{
+        0.0, std::tuple{gradient_like(args)...}};
+    const std::array<double*, sizeof...(Args)> gradients = std::apply(
+        [](auto&... g) { return std::array<double*, sizeof...(Args)>{g.data()...}; },
+        out.gradient);
+    out.value = array_gradient(f, gradients, args...);
     return out;
 }
 
@@ -498,8 +523,9 @@ auto array_value_and_grad(const array_expression<Body>& f, const Args&... args) 
 
 template <class Body>
 template <class... Args>
-requires(sizeof...(Args) > 0 && !(detail::is_slice_v<Args> || ...)) auto array_expression<
-    Body>::operator()(const Args&... args) const {
+requires(sizeof...(Args) > 0 &&
+         !(detail::is_slice_v<Args> ||
+           ...)) auto array_expression<Body>::operator()(const Args&... args) const {
     return detail::array_value(*this, args...);
 }
 
@@ -507,6 +533,37 @@ requires(sizeof...(Args) > 0 && !(detail::is_slice_v<Args> || ...)) auto array_e
 template <class Body, class... Args>
 auto value_and_grad(const array_expression<Body>& f, const Args&... args) {
     return detail::array_value_and_grad(f, args...);
+}
+
+// The value, the gradients written into the caller's arrays (one per argument, of its size,
+// overwritten), so that an iteration allocates nothing:
+//   double v = nabla::value_and_grad_into(f, std::tie(gx, gy), xs, ys);
+template <class Body, class... Gradients, class... Args>
+double value_and_grad_into(const array_expression<Body>& f,
+                           const std::tuple<Gradients&...>& gradients,
+                           const Args&... args) {
+    static_assert(sizeof...(Gradients) == sizeof...(Args),
+                  "nabla::value_and_grad_into: one gradient array per argument.");
+    const std::array<std::size_t, sizeof...(Args)> sizes{static_cast<std::size_t>(args.size())...};
+    std::array<double*, sizeof...(Args)> pointers{};
+    std::size_t k = 0;
+    std::apply(
+        [&](auto&... g) {
+            const auto bind = [&](auto& gradient) {
+                if (static_cast<std::size_t>(gradient.size()) != sizes[k])
+                    throw shape_error("nabla::value_and_grad_into: gradient array " +
+                                      std::to_string(k) + " has " +
+                                      std::to_string(gradient.size()) +
+                                      " elements, its argument " + std::to_string(sizes[k]));
+                pointers[k] = gradient.data();
+                for (std::size_t i = 0; i < sizes[k]; ++i)
+                    pointers[k][i] = 0.0;
+                ++k;
+            };
+            (bind(g), ...);
+        },
+        gradients);
+    return detail::array_gradient(f, pointers, args...);
 }
 
 // The gradient alone: the one array argument's, or a tuple of them.
@@ -527,8 +584,8 @@ struct std::tuple_size<nabla::array_value_and_gradient<Gradients...>>
 
 template <std::size_t I, class... Gradients>
 struct std::tuple_element<I, nabla::array_value_and_gradient<Gradients...>> {
-    using type = std::conditional_t<I == 0,
-                                    double,
-                                    std::tuple_element_t<(I == 0 ? 0 : I - 1),
-                                                         std::tuple<Gradients..., double>>>;
+    using type = std::conditional_t<
+        I == 0,
+        double,
+        std::tuple_element_t<(I == 0 ? 0 : I - 1), std::tuple<Gradients..., double>>>;
 };

@@ -158,9 +158,8 @@ struct array_expression {
 
     template <std::size_t Begin, long End>
     constexpr auto operator()(slice<Begin, End>) const {
-        static_assert(is_array,
-                      "nabla: a view (from<k>, upto<k>, range<a, b>) applies to an array "
-                      "expression; this one is a scalar (a reduction's result).");
+        static_assert(is_array, "nabla: a view (from<k>, upto<k>, range<a, b>) applies to an array "
+                                "expression; this one is a scalar (a reduction's result).");
         using viewed = decltype(detail::view_expression<Body, slice<Begin, End>>(body));
         return array_expression<viewed>{detail::view_expression<Body, slice<Begin, End>>(body)};
     }
@@ -188,8 +187,8 @@ template <class T>
 concept ArrayOperand = ArrayExpression<T> || Number<T>;
 
 template <class A, class B>
-concept ArrayOperands = ArrayOperand<A> && ArrayOperand<B> && (ArrayExpression<A> ||
-                                                              ArrayExpression<B>);
+concept ArrayOperands = ArrayOperand<A> && ArrayOperand<B> &&
+    (ArrayExpression<A> || ArrayExpression<B>);
 
 template <class T>
 constexpr decltype(auto) body_of(const T& x) {
@@ -242,7 +241,7 @@ constexpr auto operator+(const array_expression<Body>& a) {
 #define NABLA_ARRAY_UNARY(function, rule)                                                          \
     template <class Body>                                                                          \
     constexpr auto function(const array_expression<Body>& x) {                                     \
-        return detail::make_array(function(x.body));                                              \
+        return detail::make_array(function(x.body));                                               \
     }
 
 #define NABLA_ARRAY_BINARY(function, rule)                                                         \
@@ -267,8 +266,7 @@ template <class A, class B, class C>
 requires(detail::ArrayOperand<A>&& detail::ArrayOperand<B>&& detail::ArrayOperand<C> &&
          (detail::ArrayExpression<A> || detail::ArrayExpression<B> ||
           detail::ArrayExpression<C>)) constexpr auto fma(const A& a, const B& b, const C& c) {
-    return detail::make_array(
-        fma(detail::body_of(a), detail::body_of(b), detail::body_of(c)));
+    return detail::make_array(fma(detail::body_of(a), detail::body_of(b), detail::body_of(c)));
 }
 
 }  // namespace nabla

@@ -145,7 +145,7 @@ struct extreme_kind {
         NABLA_ALWAYS_INLINE void take(const L& v, const L& c) {
             const auto better = beats(v, best);
             count = detail::pick(better, c, detail::pick(v == best, count + c, count));
-            best = detail::pick(better || (v != v), v, best);
+            best = detail::pick(better || rules::is_nan(v), v, best);
         }
         state<double> lane(std::size_t k) const {
             return {detail::lane_of(best, k), detail::lane_of(count, k)};
@@ -216,9 +216,7 @@ struct logsumexp_kind {
             return {detail::lane_of(top, k), detail::lane_of(sum, k)};
         }
     };
-    static double result(const state<double>& s, std::size_t) {
-        return s.top + std::log(s.sum);
-    }
+    static double result(const state<double>& s, std::size_t) { return s.top + std::log(s.sum); }
     template <class L>
     NABLA_ALWAYS_INLINE static L
     seed(const L& v, const state<double>&, double result, double adjoint, std::size_t) {

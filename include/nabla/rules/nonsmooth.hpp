@@ -150,7 +150,7 @@ struct min_rule : piecewise_linear<min_rule> {
     template <class A, class B>
     static constexpr auto value(const A& a, const B& b) {
         if constexpr (Lanes<A>) {
-            return select((a != a) || (b != b), a + b, select(b < a, b, a));
+            return select(is_nan(a) || is_nan(b), a + b, select(b < a, b, a));
         } else {
             if (a != a || b != b)
                 return a + b;
@@ -172,7 +172,7 @@ struct max_rule : piecewise_linear<max_rule> {
     template <class A, class B>
     static constexpr auto value(const A& a, const B& b) {
         if constexpr (Lanes<A>) {
-            return select((a != a) || (b != b), a + b, select(a < b, b, a));
+            return select(is_nan(a) || is_nan(b), a + b, select(a < b, b, a));
         } else {
             if (a != a || b != b)
                 return a + b;
@@ -193,8 +193,14 @@ struct fmin_rule : piecewise_linear<fmin_rule> {
     static constexpr std::size_t arity = 2;
     template <class A, class B>
     static constexpr auto value(const A& a, const B& b) {
-        using std::fmin;
-        return fmin(a, b);
+        if constexpr (Lanes<A>) {
+            // xsimd's fmin is its min with AVX-512, which does not skip a NaN operand.
+            using std::min;
+            return select(is_nan(a), b, select(is_nan(b), a, min(a, b)));
+        } else {
+            using std::fmin;
+            return fmin(a, b);
+        }
     }
     template <std::size_t I, class Y, class A, class B>
     static constexpr auto partial(const Y&, const A& a, const B& b) {
@@ -210,8 +216,14 @@ struct fmax_rule : piecewise_linear<fmax_rule> {
     static constexpr std::size_t arity = 2;
     template <class A, class B>
     static constexpr auto value(const A& a, const B& b) {
-        using std::fmax;
-        return fmax(a, b);
+        if constexpr (Lanes<A>) {
+            // xsimd's fmax is its max with AVX-512, which does not skip a NaN operand.
+            using std::max;
+            return select(is_nan(a), b, select(is_nan(b), a, max(a, b)));
+        } else {
+            using std::fmax;
+            return fmax(a, b);
+        }
     }
     template <std::size_t I, class Y, class A, class B>
     static constexpr auto partial(const Y&, const A& a, const B& b) {

@@ -71,6 +71,16 @@ NABLA_HOST_DEVICE constexpr T select(bool condition, const T& a, const T& b) {
     return condition ? a : b;
 }
 
+// Whether x is NaN, lane by lane on lanes: xsimd's != on AVX-512 is the ordered comparison, for
+// which NaN != NaN is false, so x != x is no NaN test there.
+template <class T>
+NABLA_HOST_DEVICE constexpr auto is_nan(const T& x) {
+    if constexpr (Lanes<T>)
+        return isnan(x);
+    else
+        return x != x;
+}
+
 // sign(x): -1, 0 or +1; sign(0) = 0 (so abs'(0) = 0), NaN for NaN.
 template <Number T>
 NABLA_HOST_DEVICE constexpr T sign(const T& x) {
@@ -132,8 +142,8 @@ template <Number A, Number B>
 NABLA_HOST_DEVICE constexpr std::common_type_t<A, B> fmin_weight(const A& a, const B& b) {
     using T = std::common_type_t<A, B>;
     if constexpr (Lanes<T>) {
-        const auto a_nan = a != a;
-        const auto b_nan = b != b;
+        const auto a_nan = is_nan(a);
+        const auto b_nan = is_nan(b);
         return select(a_nan && b_nan, nan_of<T>(),
                       select(b_nan, T(1), select(a_nan, T(0), min_weight(a, b))));
     } else {

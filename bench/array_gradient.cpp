@@ -1,0 +1,254 @@
+// Array expressions against hand-written xsimd code (bench/array_baselines.hpp), xtensor's own
+// evaluation and the scalar tape, side by side in one program: sum, an element-wise chain with
+// exp, sqrt and a division, extended Rosenbrock and log-sum-exp, values and gradients, at sizes
+// from 10^3 to 10^7; and the bandwidth of a STREAM triad measured in the same run, against which
+// the large sizes are read (bytes that must move / time). Ratios are to the hand-written code.
+//
+//   build-bench/bench/array_gradient            (buildtype release, -march=native)
+
+#include <nabla/array.hpp>
+#include <nabla/reverse.hpp>
+
+#include <xtensor/xmath.hpp>
+#include <xtensor/xtensor.hpp>
+#include <xtensor/xview.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "array_baselines.hpp"
+#include "bench_util.hpp"
+
+namespace {
+
+using nabla_bench::contender;
+using nabla_bench::keep;
+using nabla_bench::race;
+using nabla_bench::report;
+
+std::vector<double> uniform(std::size_t n, double lo, double hi, unsigned salt) {
+    std::vector<double> v(n);
+    unsigned long long state = 0x9E3779B97F4A7C15ULL * (salt + 1);
+    for (auto& e : v) {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        e = lo + (hi - lo) * static_cast<double>(state >> 11) * 0x1.0p-53;
+    }
+    return v;
+}
+
+xt::xtensor<double, 1> to_xtensor(const std::vector<double>& v) {
+    xt::xtensor<double, 1> t(std::array<std::size_t, 1>{v.size()});
+    std::copy(v.begin(), v.end(), t.begin());
+    return t;
+}
+
+// Calls per round: about 2e7 elements' worth, at least one.
+long calls_for(std::size_t n) {
+    return std::max(1L, static_cast<long>(20'000'000 / std::max<std::size_t>(n, 1)));
+}
+
+const int rounds = 5;
+
+std::string title(const char* workload, std::size_t n) {
+    char text[128];
+    std::snprintf(text, sizeof text, "%s, n = %.0e", workload, static_cast<double>(n));
+    return text;
+}
+
+// Bytes per second of a triad a = b + s c over n doubles (three arrays of 8 n bytes).
+double triad_bandwidth(std::size_t n) {
+    std::vector<double> a(n), b = uniform(n, 0.0, 1.0, 1), c = uniform(n, 0.0, 1.0, 2);
+    std::vector<contender> cs{{"triad"}};
+    race(cs, calls_for(n), rounds, [&](long) {
+        nabla_bench::hand::triad(a.data(), b.data(), c.data(), 0.5, n);
+        keep(a[n / 2]);
+    });
+    return 3.0 * 8.0 * static_cast<double>(n) / (cs[0].best_ns * 1e-9);
+}
+
+void print_bandwidth(const char* what, std::size_t n, double bytes, double ns, double triad) {
+    const double rate = bytes / (ns * 1e-9);
+    std::printf("  %-28s %8.2f GB/s        %5.2f of the triad's %.2f GB/s\n", what, rate * 1e-9,
+                rate / triad, triad * 1e-9);
+    nabla_bench::record(title("bandwidth", n).c_str(), what, "fraction of triad", rate / triad);
+}
+
+void bench_sum(std::size_t n) {
+    const auto [x] = nabla::array_variables<1>();
+    const auto f = sum(x);
+    const auto xs = uniform(n, -1.0, 1.0, 3);
+    const xt::xtensor<double, 1> xt_xs = to_xtensor(xs);
+    std::vector<contender> cs{{"hand-written xsimd"}, {"nabla sum(x)"}, {"xt::sum"}};
+    race(
+        cs, calls_for(n), rounds,
+        [&](long) { keep(nabla_bench::hand::sum(xs.data(), n)); },
+        [&](long) { keep(f(xs)); }, [&](long) { keep(xt::sum(xt_xs)()); });
+    report(title("sum", n).c_str(), cs);
+}
+
+void bench_chain(std::size_t n, double triad) {
+    const auto [x, y] = nabla::array_variables<2>();
+    const auto f = sum(exp(-0.5 * x) * sqrt(x * x + y * y + 1.0) / (1.0 + y * y));
+    const auto xs = uniform(n, -1.0, 1.0, 4), ys = uniform(n, 0.5, 2.0, 5);
+    const xt::xtensor<double, 1> xt_xs = to_xtensor(xs), xt_ys = to_xtensor(ys);
+    std::vector<double> gx(n), gy(n);
+    std::vector<contender> values{{"hand-written xsimd"}, {"nabla"}, {"xtensor"}};
+    race(
+        values, calls_for(n), rounds,
+        [&](long) { keep(nabla_bench::hand::chain_value(xs.data(), ys.data(), n)); },
+        [&](long) { keep(f(xs, ys)); },
+        [&](long) {
+            keep(xt::sum(xt::exp(-0.5 * xt_xs) * xt::sqrt(xt_xs * xt_xs + xt_ys * xt_ys + 1.0) /
+                         (1.0 + xt_ys * xt_ys))());
+        });
+    report(title("element-wise chain, value", n).c_str(), values);
+
+    std::vector<contender> gradients{{"hand-written xsimd"},
+                                     {"nabla, into arrays"},
+                                     {"nabla, new arrays"}};
+    race(
+        gradients, calls_for(n), rounds,
+        [&](long) {
+            keep(nabla_bench::hand::chain_value_and_grad(xs.data(), ys.data(), n, gx.data(),
+                                                         gy.data()));
+            keep(gx[n / 2]);
+        },
+        [&](long) {
+            keep(nabla::value_and_grad_into(f, std::tie(gx, gy), xs, ys));
+            keep(gx[n / 2]);
+        },
+        [&](long) {
+            const auto [v, a, b] = nabla::value_and_grad(f, xs, ys);
+            keep(v);
+            keep(a[n / 2]);
+        });
+    report(title("element-wise chain, value and gradient", n).c_str(), gradients);
+    std::printf("  nabla gradient / nabla value: %.2f\n",
+                gradients[1].best_ns / values[1].best_ns);
+    nabla_bench::record(title("element-wise chain", n).c_str(), "nabla", "gradient / value",
+                        gradients[1].best_ns / values[1].best_ns);
+    if (n >= 10'000'000) {
+        // The value reads two arrays; the gradient reads two and writes two (and reads them
+        // back, as it accumulates).
+        print_bandwidth("nabla value", n, 16.0 * static_cast<double>(n), values[1].best_ns,
+                        triad);
+        print_bandwidth("nabla value and gradient", n, 32.0 * static_cast<double>(n),
+                        gradients[1].best_ns, triad);
+    }
+}
+
+void bench_rosenbrock(std::size_t n, bool with_tape) {
+    const auto [x] = nabla::array_variables<1>();
+    const auto a = x(nabla::upto<-1>);
+    const auto b = x(nabla::from<1>);
+    const auto f = sum(100.0 * square(b - square(a)) + square(1.0 - a));
+    const auto xs = uniform(n, 0.5, 1.5, 6);
+    std::vector<double> g(n);
+    std::vector<contender> values{{"hand-written xsimd"}, {"nabla"}};
+    race(
+        values, calls_for(n), rounds,
+        [&](long) { keep(nabla_bench::hand::rosenbrock_value(xs.data(), n)); },
+        [&](long) { keep(f(xs)); });
+    report(title("extended Rosenbrock, value", n).c_str(), values);
+
+    std::vector<contender> gradients{{"hand-written xsimd"}, {"nabla, into arrays"}};
+    if (with_tape)
+        gradients.push_back({"nabla scalar tape"});
+    const auto scalar = [](const auto& v) {
+        using T = std::decay_t<decltype(v[0])>;
+        T total = 0.0;
+        for (std::size_t i = 0; i + 1 < v.size(); ++i) {
+            auto d = v[i + 1] - v[i] * v[i];
+            auto e = 1.0 - v[i];
+            total += 100.0 * d * d + e * e;
+        }
+        return total;
+    };
+    const auto hand = [&](long) {
+        keep(nabla_bench::hand::rosenbrock_value_and_grad(xs.data(), n, g.data()));
+        keep(g[n / 2]);
+    };
+    const auto array = [&](long) {
+        keep(nabla::value_and_grad_into(f, std::tie(g), xs));
+        keep(g[n / 2]);
+    };
+    if (with_tape) {
+        race(gradients, calls_for(n), rounds, hand, array, [&](long) {
+            const auto r = nabla::value_and_grad(nabla::mode::reverse, scalar, xs);
+            keep(r.value);
+        });
+    } else {
+        race(gradients, calls_for(n), rounds, hand, array);
+    }
+    report(title("extended Rosenbrock, value and gradient", n).c_str(), gradients);
+    std::printf("  nabla gradient / hand-written value: %.2f\n",
+                gradients[1].best_ns / values[0].best_ns);
+}
+
+void bench_logsumexp(std::size_t n) {
+    const auto [x] = nabla::array_variables<1>();
+    const auto f = logsumexp(x);
+    const auto by_hand = log(sum(exp(x - max(x)))) + max(x);
+    const auto xs = uniform(n, -3.0, 3.0, 7);
+    const xt::xtensor<double, 1> xt_xs = to_xtensor(xs);
+    std::vector<double> g(n);
+    std::vector<contender> values{{"hand-written xsimd"},
+                                  {"nabla logsumexp(x)"},
+                                  {"nabla log(sum(exp(x - max)))"},
+                                  {"xtensor"}};
+    race(
+        values, calls_for(n), rounds,
+        [&](long) { keep(nabla_bench::hand::logsumexp_value(xs.data(), n)); },
+        [&](long) { keep(f(xs)); }, [&](long) { keep(by_hand(xs)); },
+        [&](long) {
+            const double m = xt::amax(xt_xs)();
+            keep(std::log(xt::sum(xt::exp(xt_xs - m))()) + m);
+        });
+    report(title("log-sum-exp, value", n).c_str(), values);
+
+    std::vector<contender> gradients{{"hand-written xsimd"},
+                                     {"nabla logsumexp(x)"},
+                                     {"nabla log(sum(exp(x - max)))"}};
+    race(
+        gradients, calls_for(n), rounds,
+        [&](long) {
+            keep(nabla_bench::hand::logsumexp_value_and_grad(xs.data(), n, g.data()));
+            keep(g[n / 2]);
+        },
+        [&](long) {
+            keep(nabla::value_and_grad_into(f, std::tie(g), xs));
+            keep(g[n / 2]);
+        },
+        [&](long) {
+            keep(nabla::value_and_grad_into(by_hand, std::tie(g), xs));
+            keep(g[n / 2]);
+        });
+    report(title("log-sum-exp, value and gradient", n).c_str(), gradients);
+    std::printf("  nabla gradient / nabla value: %.2f\n",
+                gradients[1].best_ns / values[1].best_ns);
+    nabla_bench::record(title("log-sum-exp", n).c_str(), "nabla", "gradient / value",
+                        gradients[1].best_ns / values[1].best_ns);
+}
+
+}  // namespace
+
+int main() {
+    const double triad = triad_bandwidth(10'000'000);
+    std::printf("STREAM triad, n = 1e7: %.2f GB/s\n\n", triad * 1e-9);
+    nabla_bench::record("triad, n = 1e7", "hand-written xsimd", "GB/s", triad * 1e-9);
+    for (const std::size_t n : {1'000UL, 100'000UL, 10'000'000UL})
+        bench_sum(n);
+    for (const std::size_t n : {1'000UL, 100'000UL, 10'000'000UL})
+        bench_chain(n, triad);
+    for (const std::size_t n : {1'000UL, 100'000UL, 10'000'000UL})
+        bench_rosenbrock(n, n <= 100'000);
+    for (const std::size_t n : {100'000UL, 10'000'000UL})
+        bench_logsumexp(n);
+}

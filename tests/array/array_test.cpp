@@ -1,0 +1,435 @@
+// Array expressions: values and gradients of element-wise expressions, views and reductions
+// against the scalar modes (static expressions, the tape) element by element, at sizes around
+// the SIMD width; the plan's fusion (passes, shared reductions); shapes and edge values.
+
+#include <nabla/array.hpp>
+
+#include <catch2/catch.hpp>
+#include <xtensor/xtensor.hpp>
+
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <span>
+#include <vector>
+
+namespace {
+
+constexpr std::size_t W = nabla::detail::width<nabla::detail::lanes>;
+const std::vector<std::size_t> sizes{0, 1, 2, 7, W - 1, W, W + 1, 4 * W - 1, 4 * W + 3, 1001};
+
+std::vector<double> sample(std::size_t n, double lo, double hi, unsigned salt) {
+    std::vector<double> v(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const double t = std::fmod(0.6180339887 * static_cast<double>(i * 7 + salt * 13 + 1), 1.0);
+        v[i] = lo + (hi - lo) * t;
+    }
+    return v;
+}
+
+template <class P>
+constexpr std::size_t passes = P::group_count;
+
+}  // namespace
+
+TEST_CASE("an element-wise sum and its gradient equal the static scalar expression's, element "
+          "by element",
+          "[array]") {
+    const auto [x, y] = nabla::array_variables<2>();
+    const auto f = sum(exp(sin(x) * y) + log1p(x * x) - sqrt(y) / (1.0 + x * x));
+    const auto [p, q] = nabla::variables<2>();
+    const auto g = exp(sin(p) * q) + log1p(p * p) - sqrt(q) / (1.0 + p * p);
+    for (const std::size_t n : sizes) {
+        INFO("n = " << n);
+        const auto xs = sample(n, -1.5, 1.5, 1);
+        const auto ys = sample(n, 0.5, 2.0, 2);
+        const auto [value, gx, gy] = nabla::value_and_grad(f, xs, ys);
+        double expected = 0.0;
+        for (std::size_t i = 0; i < n; ++i) {
+            const auto [v, gradient] = nabla::value_and_grad(g, xs[i], ys[i]);
+            expected += v;
+            CHECK(gx[i] == Approx(gradient[0]).epsilon(1e-13).margin(1e-14));
+            CHECK(gy[i] == Approx(gradient[1]).epsilon(1e-13).margin(1e-14));
+        }
+        CHECK(value == Approx(expected).epsilon(1e-13));
+        CHECK(f(xs, ys) == value);
+        REQUIRE(gx.size() == n);
+        REQUIRE(gy.size() == n);
+    }
+}
+
+TEST_CASE("every listed function works element-wise, its partials from the rule table", "[array]") {
+    const auto [x, y] = nabla::array_variables<2>();
+    const auto xs = sample(4 * W + 3, 0.15, 0.85, 3);
+    const auto ys = sample(4 * W + 3, 0.2, 0.9, 4);
+    // acosh needs x > 1.
+    std::vector<double> big(xs.size());
+    for (std::size_t i = 0; i < xs.size(); ++i)
+        big[i] = 1.0 + xs[i];
+
+#define NABLA_CHECK_UNARY(function, rule)                                                          \
+    {                                                                                              \
+        INFO(#function);                                                                           \
+        const auto& in = std::string_view(#function) == "acosh" ? big : xs;                        \
+        const auto [value, gradient] = nabla::value_and_grad(sum(function(x)), in);                \
+        double expected = 0.0;                                                                     \
+        for (std::size_t i = 0; i < in.size(); ++i) {                                              \
+            const double v = nabla::rules::rule::value(in[i]);                                     \
+            expected += v;                                                                         \
+            const double d = nabla::detail::to_number<double>(                                     \
+                nabla::rules::rule::template partial<0>(v, in[i]));                                \
+            CHECK(gradient[i] == Approx(d).epsilon(1e-12).margin(1e-300));                         \
+        }                                                                                          \
+        CHECK(value == Approx(expected).epsilon(1e-12));                                           \
+    }
+    NABLA_UNARY_FUNCTIONS(NABLA_CHECK_UNARY)
+#undef NABLA_CHECK_UNARY
+
+#define NABLA_CHECK_BINARY(function, rule)                                                         \
+    {                                                                                              \
+        INFO(#function);                                                                           \
+        const auto [value, gx, gy] = nabla::value_and_grad(sum(function(x, y)), xs, ys);           \
+        double expected = 0.0;                                                                     \
+        for (std::size_t i = 0; i < xs.size(); ++i) {                                              \
+            const double v = nabla::rules::rule::value(xs[i], ys[i]);                              \
+            expected += v;                                                                         \
+            const double da = nabla::detail::to_number<double>(                                    \
+                nabla::rules::rule::template partial<0>(v, xs[i], ys[i]));                         \
+            const double db = nabla::detail::to_number<double>(                                    \
+                nabla::rules::rule::template partial<1>(v, xs[i], ys[i]));                         \
+            CHECK(gx[i] == Approx(da).epsilon(1e-12).margin(1e-300));                              \
+            CHECK(gy[i] == Approx(db).epsilon(1e-12).margin(1e-300));                              \
+        }                                                                                          \
+        CHECK(value == Approx(expected).epsilon(1e-12));                                           \
+    }
+    NABLA_BINARY_FUNCTIONS(NABLA_CHECK_BINARY)
+#undef NABLA_CHECK_BINARY
+}
+
+TEST_CASE("ties of min and max, and the sign at zero, follow the scalar conventions in every "
+          "lane",
+          "[array]") {
+    const auto [x, y] = nabla::array_variables<2>();
+    std::vector<double> a(2 * W + 4, 1.0), b(2 * W + 4, 1.0);
+    a[1] = 0.5;
+    b[2] = 0.5;
+    const auto [v, ga, gb] = nabla::value_and_grad(sum(max(x, y) + abs(x - y)), a, b);
+    CHECK(ga[0] == 0.5);  // tie: half each, abs'(0) = 0
+    CHECK(gb[0] == 0.5);
+    CHECK(ga[1] == -1.0);  // b wins max; abs' = sign(a - b) = -1
+    CHECK(gb[1] == 2.0);
+    CHECK(ga[2] == 2.0);
+    CHECK(gb[2] == -1.0);
+    CHECK(ga[2 * W + 3] == 0.5);
+}
+
+TEST_CASE("NaN in min, max, fmin and fmax gives in every lane what the scalar rule gives",
+          "[array]") {
+    const auto [x, y] = nabla::array_variables<2>();
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    std::vector<double> a = sample(2 * W + 3, -1.0, 1.0, 13), b = sample(2 * W + 3, -1.0, 1.0, 14);
+    a[0] = nan;
+    b[W] = nan;
+    a[2 * W + 1] = nan;
+    b[2 * W + 1] = nan;
+    const auto check = [&](const auto& f, auto rule) {
+        using R = decltype(rule);
+        const std::vector<double> values = f(x, y)(a, b);
+        const auto [v, ga, gb] = nabla::value_and_grad(sum(f(x, y)), a, b);
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            INFO(R::name << " at " << i);
+            const double value = R::value(a[i], b[i]);
+            CHECK(std::isnan(values[i]) == std::isnan(value));
+            const double da = R::template partial<0>(value, a[i], b[i]);
+            const double db = R::template partial<1>(value, a[i], b[i]);
+            CHECK(std::isnan(ga[i]) == std::isnan(da));
+            CHECK(std::isnan(gb[i]) == std::isnan(db));
+            if (!std::isnan(da))
+                CHECK(ga[i] == da);
+            if (!std::isnan(db))
+                CHECK(gb[i] == db);
+        }
+    };
+    check([](const auto& p, const auto& q) { return max(p, q); }, nabla::rules::max_rule{});
+    check([](const auto& p, const auto& q) { return min(p, q); }, nabla::rules::min_rule{});
+    check([](const auto& p, const auto& q) { return fmax(p, q); }, nabla::rules::fmax_rule{});
+    check([](const auto& p, const auto& q) { return fmin(p, q); }, nabla::rules::fmin_rule{});
+}
+
+TEST_CASE("extended Rosenbrock through shifted views equals the tape's gradient", "[array]") {
+    const auto [x] = nabla::array_variables<1>();
+    const auto a = x(nabla::upto<-1>);
+    const auto b = x(nabla::from<1>);
+    const auto rosenbrock = sum(100.0 * square(b - square(a)) + square(1.0 - a));
+    const auto scalar = [](const auto& v) {
+        using T = std::decay_t<decltype(v[0])>;
+        T total = 0.0;
+        for (std::size_t i = 0; i + 1 < v.size(); ++i)
+            total += 100.0 * (v[i + 1] - v[i] * v[i]) * (v[i + 1] - v[i] * v[i]) +
+                     (1.0 - v[i]) * (1.0 - v[i]);
+        return total;
+    };
+    for (const std::size_t n : sizes) {
+        if (n == 0)
+            continue;
+        INFO("n = " << n);
+        const auto xs = sample(n, -1.2, 1.2, 5);
+        const auto [value, g] = nabla::value_and_grad(rosenbrock, xs);
+        const auto expected = nabla::value_and_grad(nabla::mode::reverse, scalar, xs);
+        CHECK(value == Approx(expected.value).epsilon(1e-13).margin(1e-300));
+        for (std::size_t i = 0; i < n; ++i)
+            CHECK(g[i] == Approx(expected.gradient[i]).epsilon(1e-12).margin(1e-13));
+    }
+}
+
+TEST_CASE("a view longer than its array, operands of different lengths and arrays of two "
+          "dimensions are shape errors",
+          "[array]") {
+    const auto [x, y] = nabla::array_variables<2>();
+    const std::vector<double> three{1.0, 2.0, 3.0}, four{1.0, 2.0, 3.0, 4.0};
+    CHECK_THROWS_AS(sum(x * y)(three, four), nabla::shape_error);
+    CHECK_THROWS_WITH(sum(x * y)(three, four), Catch::Contains("different lengths") &&
+                                                   Catch::Contains("3") && Catch::Contains("4"));
+    CHECK_THROWS_AS(nabla::grad(sum(x(nabla::from<4>)), three), nabla::shape_error);
+    CHECK(sum(x(nabla::from<3>))(three) == 0.0);
+    CHECK(sum(x(nabla::from<1>) * y)(four, three) == 2.0 * 1.0 + 3.0 * 2.0 + 4.0 * 3.0);
+    const xt::xtensor<double, 2> matrix({2, 2}, 1.0);
+    CHECK_THROWS_WITH(sum(x)(matrix), Catch::Contains("one-dimensional"));
+}
+
+TEST_CASE("arrays come as std::vector, std::array, std::span and xtensor, gradients shaped like "
+          "them",
+          "[array]") {
+    const auto [x] = nabla::array_variables<1>();
+    const auto f = sum(x * x * x);
+    const std::array<double, 3> a{1.0, 2.0, 3.0};
+    const std::array<double, 3> ga = nabla::grad(f, a);
+    CHECK(ga == std::array<double, 3>{3.0, 12.0, 27.0});
+    const std::vector<double> v{1.0, 2.0, 3.0};
+    const std::vector<double> gs = nabla::grad(f, std::span<const double>(v));
+    CHECK(gs == std::vector<double>{3.0, 12.0, 27.0});
+    const xt::xtensor<double, 1> t = {1.0, 2.0, 3.0};
+    const xt::xtensor<double, 1> gt = nabla::grad(f, t);
+    CHECK(gt(2) == 27.0);
+    CHECK(f(t) == 36.0);
+}
+
+TEST_CASE("an array-valued expression evaluates to its elements, after the reductions it reads",
+          "[array]") {
+    const auto [x] = nabla::array_variables<1>();
+    const auto softmax = exp(x - logsumexp(x));
+    for (const std::size_t n : {std::size_t{1}, W + 3, std::size_t{100}}) {
+        const auto xs = sample(n, -3.0, 3.0, 6);
+        const std::vector<double> p = softmax(xs);
+        REQUIRE(p.size() == n);
+        double total = 0.0;
+        for (double e : p)
+            total += e;
+        CHECK(total == Approx(1.0).epsilon(1e-14));
+        const std::vector<double> gradient = nabla::grad(logsumexp(x), xs);
+        for (std::size_t i = 0; i < n; ++i)
+            CHECK(gradient[i] == Approx(p[i]).epsilon(1e-14));
+    }
+}
+
+TEST_CASE("reductions: values and gradients of sum, mean, prod, norm and dot", "[array]") {
+    const auto [x, y] = nabla::array_variables<2>();
+    const std::vector<double> a{1.0, -2.0, 3.0, 0.5, 4.0, -1.5, 2.0, 0.25, 1.75, -0.5, 3.5};
+    const std::vector<double> b = sample(a.size(), -1.0, 1.0, 7);
+    double sum_a = 0.0, prod_a = 1.0, squares = 0.0, dot_ab = 0.0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        sum_a += a[i];
+        prod_a *= a[i];
+        squares += a[i] * a[i];
+        dot_ab += a[i] * b[i];
+    }
+    const double n = static_cast<double>(a.size());
+    CHECK(sum(x)(a) == Approx(sum_a).epsilon(1e-15));
+    CHECK(mean(x)(a) == Approx(sum_a / n).epsilon(1e-15));
+    CHECK(prod(x)(a) == Approx(prod_a).epsilon(1e-14));
+    CHECK(norm(x)(a) == Approx(std::sqrt(squares)).epsilon(1e-15));
+    CHECK(dot(x, y)(a, b) == Approx(dot_ab).epsilon(1e-14));
+    const auto g_mean = nabla::grad(mean(x), a);
+    const auto g_prod = nabla::grad(prod(x), a);
+    const auto g_norm = nabla::grad(norm(x), a);
+    const auto [d, gx, gy] = nabla::value_and_grad(dot(x, y), a, b);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        CHECK(g_mean[i] == Approx(1.0 / n).epsilon(1e-15));
+        CHECK(g_prod[i] == Approx(prod_a / a[i]).epsilon(1e-13));
+        CHECK(g_norm[i] == Approx(a[i] / std::sqrt(squares)).epsilon(1e-14));
+        CHECK(gx[i] == b[i]);
+        CHECK(gy[i] == a[i]);
+    }
+    CHECK(d == Approx(dot_ab).epsilon(1e-14));
+}
+
+TEST_CASE("prod's gradient is exact with one zero and with two", "[array]") {
+    const auto [x] = nabla::array_variables<1>();
+    std::vector<double> a{2.0, 3.0, 0.0, 5.0, 7.0, 1.5, 2.5, 3.5, 4.5, 1.0, 2.0};
+    double others = 1.0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (i != 2)
+            others *= a[i];
+    const auto [v, g] = nabla::value_and_grad(prod(x), a);
+    CHECK(v == 0.0);
+    for (std::size_t i = 0; i < a.size(); ++i)
+        CHECK(g[i] == (i == 2 ? Approx(others).epsilon(1e-14) : Approx(0.0)));
+    a[9] = 0.0;
+    const auto two = nabla::grad(prod(x), a);
+    for (double e : two)
+        CHECK(e == 0.0);
+    a[9] = std::numeric_limits<double>::infinity();
+    CHECK(std::isnan(prod(x)(a)));
+}
+
+TEST_CASE("max and min: the value once, the adjoint to the arg position, shared at ties, NaN "
+          "sticks",
+          "[array]") {
+    const auto [x] = nabla::array_variables<1>();
+    std::vector<double> a = sample(3 * W + 8, -1.0, 1.0, 8);
+    a[5] = 4.0;
+    a[a.size() - 1] = -7.0;
+    const auto [top, g] = nabla::value_and_grad(max(x), a);
+    CHECK(top == 4.0);
+    for (std::size_t i = 0; i < a.size(); ++i)
+        CHECK(g[i] == (i == 5 ? 1.0 : 0.0));
+    const auto [bottom, h] = nabla::value_and_grad(amin(x), a);
+    CHECK(bottom == -7.0);
+    CHECK(h[a.size() - 1] == 1.0);
+    a[1] = 4.0;
+    const auto tie = nabla::grad(amax(x), a);
+    CHECK(tie[1] == 0.5);
+    CHECK(tie[5] == 0.5);
+    a[3] = std::numeric_limits<double>::quiet_NaN();
+    CHECK(std::isnan(max(x)(a)));
+    CHECK(std::isnan(nabla::grad(max(x), a)[0]));
+    const std::vector<double> empty;
+    CHECK(max(x)(empty) == -std::numeric_limits<double>::infinity());
+    CHECK(min(x)(empty) == std::numeric_limits<double>::infinity());
+    CHECK(std::isnan(mean(x)(empty)));
+    CHECK(sum(x)(empty) == 0.0);
+}
+
+TEST_CASE("logsumexp is stable and exact at infinities; NaN propagates", "[array]") {
+    const auto [x] = nabla::array_variables<1>();
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    std::vector<double> a = sample(2 * W + 5, -2.0, 2.0, 9);
+    for (auto& e : a)
+        e += 1000.0;  // exp overflows without the shift
+    double m = a[0];
+    for (double e : a)
+        m = std::max(m, e);
+    double s = 0.0;
+    for (double e : a)
+        s += std::exp(e - m);
+    const double expected = m + std::log(s);
+    CHECK(logsumexp(x)(a) == Approx(expected).epsilon(1e-15));
+    const auto by_hand = log(sum(exp(x - max(x)))) + max(x);
+    CHECK(by_hand(a) == Approx(expected).epsilon(1e-15));
+    const auto g = nabla::grad(logsumexp(x), a);
+    const auto h = nabla::grad(by_hand, a);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        CHECK(g[i] == Approx(std::exp(a[i] - expected)).epsilon(1e-13));
+        CHECK(h[i] == Approx(g[i]).epsilon(1e-13).margin(1e-16));
+    }
+    CHECK(logsumexp(x)(std::vector<double>{}) == -inf);
+    CHECK(logsumexp(x)(std::vector<double>{-inf, -inf}) == -inf);
+    CHECK(logsumexp(x)(std::vector<double>{1.0, inf, 2.0}) == inf);
+    CHECK(std::isnan(logsumexp(x)(std::vector<double>{1.0, std::nan(""), 2.0})));
+}
+
+TEST_CASE("NaN and infinity propagate element-wise as in the scalar modes", "[array]") {
+    const auto [x] = nabla::array_variables<1>();
+    std::vector<double> a = sample(2 * W + 1, 0.5, 1.5, 10);
+    a[W] = std::numeric_limits<double>::quiet_NaN();
+    const auto [v, g] = nabla::value_and_grad(sum(x * log(x)), a);
+    CHECK(std::isnan(v));
+    CHECK(std::isnan(g[W]));
+    CHECK(std::isfinite(g[0]));
+    CHECK(std::isfinite(g[2 * W]));
+    a[W] = 0.0;
+    CHECK(nabla::grad(sum(sqrt(x)), a)[W] == std::numeric_limits<double>::infinity());
+}
+
+TEST_CASE("the plan: a reduction read twice is computed once, independent reductions share a "
+          "pass",
+          "[array]") {
+    using nabla::detail::graph_t;
+    using nabla::detail::program;
+    const auto [x, y] = nabla::array_variables<2>();
+
+    // log-sum-exp by hand: max(x) appears twice and is one reduction; two passes.
+    using lse = program<graph_t<decltype((log(sum(exp(x - max(x)))) + max(x)).body)>>;
+    STATIC_REQUIRE(lse::count == 2);
+    STATIC_REQUIRE(passes<lse> == 2);
+
+    // mean and variance: both reductions read x, one pass.
+    using moments = program<graph_t<decltype((mean(x * x) - square(mean(x))).body)>>;
+    STATIC_REQUIRE(moments::count == 2);
+    STATIC_REQUIRE(passes<moments> == 1);
+
+    // different lengths (x and x[1:]) are different passes; x and y are as long as x only at
+    // run time, so they are separate passes too.
+    using shifted = program<graph_t<decltype((sum(x) + sum(x(nabla::from<1>))).body)>>;
+    STATIC_REQUIRE(passes<shifted> == 2);
+    using two = program<graph_t<decltype((sum(x) * sum(y)).body)>>;
+    STATIC_REQUIRE(passes<two> == 2);
+
+    // Three levels: centre, then scale, then sum.
+    using levels = program<graph_t<decltype(sum((x - mean(x)) / norm(x - mean(x)) * y).body)>>;
+    STATIC_REQUIRE(levels::count == 3);
+    STATIC_REQUIRE(passes<levels> == 3);
+
+    // The values agree with a direct computation.
+    const std::vector<double> a{1.0, 2.0, 4.0, 8.0, -3.0, 0.5, 7.0, 2.5, -1.0, 6.0, 3.0};
+    double m = 0.0, q = 0.0;
+    for (double e : a) {
+        m += e;
+        q += e * e;
+    }
+    m /= static_cast<double>(a.size());
+    q /= static_cast<double>(a.size());
+    CHECK((mean(x * x) - square(mean(x)))(a) == Approx(q - m * m).epsilon(1e-14));
+    const auto g = nabla::grad(mean(x * x) - square(mean(x)), a);
+    for (std::size_t i = 0; i < a.size(); ++i)
+        CHECK(g[i] == Approx(2.0 * (a[i] - m) / static_cast<double>(a.size())).epsilon(1e-13));
+}
+
+TEST_CASE("nested reductions: the gradient through a standardised array equals the tape's",
+          "[array]") {
+    const auto [x, y] = nabla::array_variables<2>();
+    const auto f = sum((x - mean(x)) / norm(x - mean(x)) * y) + 0.5 * prod(y);
+    const auto scalar = [](const auto& v) {
+        using T = std::decay_t<decltype(v[0])>;
+        const std::size_t n = v.size() / 2;
+        T m = 0.0;
+        for (std::size_t i = 0; i < n; ++i)
+            m += v[i];
+        m /= static_cast<double>(n);
+        T s = 0.0;
+        for (std::size_t i = 0; i < n; ++i)
+            s += (v[i] - m) * (v[i] - m);
+        const T r = sqrt(s);
+        T total = 0.0;
+        T p = 1.0;
+        for (std::size_t i = 0; i < n; ++i) {
+            total += (v[i] - m) / r * v[n + i];
+            p *= v[n + i];
+        }
+        return total + 0.5 * p;
+    };
+    for (const std::size_t n : {std::size_t{2}, W + 1, std::size_t{37}}) {
+        const auto xs = sample(n, -1.0, 1.0, 11);
+        const auto ys = sample(n, 0.8, 1.2, 12);
+        std::vector<double> both(xs);
+        both.insert(both.end(), ys.begin(), ys.end());
+        const auto expected = nabla::value_and_grad(nabla::mode::reverse, scalar, both);
+        const auto [value, gx, gy] = nabla::value_and_grad(f, xs, ys);
+        CHECK(value == Approx(expected.value).epsilon(1e-13));
+        for (std::size_t i = 0; i < n; ++i) {
+            CHECK(gx[i] == Approx(expected.gradient[i]).epsilon(1e-12).margin(1e-14));
+            CHECK(gy[i] == Approx(expected.gradient[n + i]).epsilon(1e-12).margin(1e-14));
+        }
+    }
+}
