@@ -87,8 +87,7 @@ void bench_sum(std::size_t n) {
     const xt::xtensor<double, 1> xt_xs = to_xtensor(xs);
     std::vector<contender> cs{{"hand-written xsimd"}, {"nabla sum(x)"}, {"xt::sum"}};
     race(
-        cs, calls_for(n), rounds,
-        [&](long) { keep(nabla_bench::hand::sum(xs.data(), n)); },
+        cs, calls_for(n), rounds, [&](long) { keep(nabla_bench::hand::sum(xs.data(), n)); },
         [&](long) { keep(f(xs)); }, [&](long) { keep(xt::sum(xt_xs)()); });
     report(title("sum", n).c_str(), cs);
 }
@@ -110,9 +109,8 @@ void bench_chain(std::size_t n, double triad) {
         });
     report(title("element-wise chain, value", n).c_str(), values);
 
-    std::vector<contender> gradients{{"hand-written xsimd"},
-                                     {"nabla, into arrays"},
-                                     {"nabla, new arrays"}};
+    std::vector<contender> gradients{
+        {"hand-written xsimd"}, {"nabla, into arrays"}, {"nabla, new arrays"}};
     race(
         gradients, calls_for(n), rounds,
         [&](long) {
@@ -130,15 +128,13 @@ void bench_chain(std::size_t n, double triad) {
             keep(a[n / 2]);
         });
     report(title("element-wise chain, value and gradient", n).c_str(), gradients);
-    std::printf("  nabla gradient / nabla value: %.2f\n",
-                gradients[1].best_ns / values[1].best_ns);
+    std::printf("  nabla gradient / nabla value: %.2f\n", gradients[1].best_ns / values[1].best_ns);
     nabla_bench::record(title("element-wise chain", n).c_str(), "nabla", "gradient / value",
                         gradients[1].best_ns / values[1].best_ns);
     if (n >= 10'000'000) {
         // The value reads two arrays; the gradient reads two and writes two (and reads them
         // back, as it accumulates).
-        print_bandwidth("nabla value", n, 16.0 * static_cast<double>(n), values[1].best_ns,
-                        triad);
+        print_bandwidth("nabla value", n, 16.0 * static_cast<double>(n), values[1].best_ns, triad);
         print_bandwidth("nabla value and gradient", n, 32.0 * static_cast<double>(n),
                         gradients[1].best_ns, triad);
     }
@@ -213,9 +209,8 @@ void bench_logsumexp(std::size_t n) {
         });
     report(title("log-sum-exp, value", n).c_str(), values);
 
-    std::vector<contender> gradients{{"hand-written xsimd"},
-                                     {"nabla logsumexp(x)"},
-                                     {"nabla log(sum(exp(x - max)))"}};
+    std::vector<contender> gradients{
+        {"hand-written xsimd"}, {"nabla logsumexp(x)"}, {"nabla log(sum(exp(x - max)))"}};
     race(
         gradients, calls_for(n), rounds,
         [&](long) {
@@ -231,8 +226,7 @@ void bench_logsumexp(std::size_t n) {
             keep(g[n / 2]);
         });
     report(title("log-sum-exp, value and gradient", n).c_str(), gradients);
-    std::printf("  nabla gradient / nabla value: %.2f\n",
-                gradients[1].best_ns / values[1].best_ns);
+    std::printf("  nabla gradient / nabla value: %.2f\n", gradients[1].best_ns / values[1].best_ns);
     nabla_bench::record(title("log-sum-exp", n).c_str(), "nabla", "gradient / value",
                         gradients[1].best_ns / values[1].best_ns);
 }

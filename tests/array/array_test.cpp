@@ -337,6 +337,16 @@ TEST_CASE("logsumexp is stable and exact at infinities; NaN propagates", "[array
     CHECK(logsumexp(x)(std::vector<double>{-inf, -inf}) == -inf);
     CHECK(logsumexp(x)(std::vector<double>{1.0, inf, 2.0}) == inf);
     CHECK(std::isnan(logsumexp(x)(std::vector<double>{1.0, std::nan(""), 2.0})));
+    // The gradient (two passes: the maximum, then the sum) at the same edges.
+    const auto [top, at_inf] =
+        nabla::value_and_grad(logsumexp(x), std::vector<double>{1.0, inf, 2.0});
+    CHECK(top == inf);
+    CHECK(at_inf == std::vector<double>{0.0, 1.0, 0.0});
+    const auto [not_a_number, at_nan] =
+        nabla::value_and_grad(logsumexp(x), std::vector<double>{1.0, std::nan(""), 2.0});
+    CHECK(std::isnan(not_a_number));
+    CHECK(std::isnan(at_nan[1]));
+    CHECK(nabla::value_and_grad(logsumexp(x), a).value == Approx(expected).epsilon(1e-15));
 }
 
 TEST_CASE("NaN and infinity propagate element-wise as in the scalar modes", "[array]") {
@@ -432,4 +442,56 @@ TEST_CASE("nested reductions: the gradient through a standardised array equals t
             CHECK(gy[i] == Approx(expected.gradient[n + i]).epsilon(1e-12).margin(1e-14));
         }
     }
+}
+
+TEST_CASE("gradients taken in the forward loop and in reverse loops add up when they meet in "
+          "one array",
+          "[array]") {
+    const auto [x, y] = nabla::array_variables<2>();
+    const auto scalar = [](const auto& v) {
+        using T = std::decay_t<decltype(v[0])>;
+        const std::size_t n = v.size() / 2;
+        T sq = 0.0, top = v[0], s1 = 0.0, s2 = 0.0, m = 0.0, c = 0.0, shifted = 0.0;
+        for (std::size_t i = 0; i < n; ++i) {
+            sq += v[i] * v[i] * v[n + i];
+            top = fmax(top, v[i]);
+            s1 += v[i];
+            m += v[i];
+        }
+        for (std::size_t i = 1; i < n; ++i)
+            s2 += v[i] * v[i - 1];
+        m /= static_cast<double>(n);
+        for (std::size_t i = 0; i < n; ++i)
+            c += (v[i] - m) * (v[i] - m);
+        for (std::size_t i = 2; i < n; ++i)
+            shifted += v[n + i] * (v[i - 2] - 2.0 * v[i - 1] + v[i]);
+        return log(sq) + 3.0 * top + s1 * s2 + sqrt(c) + shifted;
+    };
+    const auto second = x(nabla::from<2>) - 2.0 * x(nabla::range<1, -1>) + x(nabla::upto<-2>);
+    const auto f = log(sum(x * x * y)) + 3.0 * max(x) +
+                   sum(x) * sum(x(nabla::from<1>) * x(nabla::upto<-1>)) + norm(x - mean(x)) +
+                   sum(y(nabla::from<2>) * second);
+    for (const std::size_t n : {std::size_t{3}, W + 2, 3 * W + 5, std::size_t{200}}) {
+        INFO("n = " << n);
+        const auto xs = sample(n, 0.5, 1.5, 15);
+        const auto ys = sample(n, 0.5, 1.5, 16);
+        std::vector<double> both(xs);
+        both.insert(both.end(), ys.begin(), ys.end());
+        const auto expected = nabla::value_and_grad(nabla::mode::reverse, scalar, both);
+        const auto [value, gx, gy] = nabla::value_and_grad(f, xs, ys);
+        CHECK(value == Approx(expected.value).epsilon(1e-13));
+        for (std::size_t i = 0; i < n; ++i) {
+            CHECK(gx[i] == Approx(expected.gradient[i]).epsilon(1e-12).margin(1e-13));
+            CHECK(gy[i] == Approx(expected.gradient[n + i]).epsilon(1e-12).margin(1e-13));
+        }
+        // Into arrays holding garbage: every entry is written.
+        std::vector<double> hx(n, 1e300), hy(n, -7.0);
+        CHECK(nabla::value_and_grad_into(f, std::tie(hx, hy), xs, ys) == value);
+        CHECK(hx == gx);
+        CHECK(hy == gy);
+    }
+    std::vector<double> short_gradient(2);
+    CHECK_THROWS_AS(
+        nabla::value_and_grad_into(sum(x), std::tie(short_gradient), std::vector<double>(3, 1.0)),
+        nabla::shape_error);
 }

@@ -1,4 +1,5 @@
 #include <nabla/array.hpp>
+
 #include <vector>
 int main() {
     auto [x] = nabla::array_variables<1>();

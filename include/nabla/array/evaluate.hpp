@@ -89,6 +89,14 @@ NABLA_ALWAYS_INLINE L load(const double* p) {
 }
 
 template <class L>
+NABLA_ALWAYS_INLINE void store_lanes(double* p, const L& v) {
+    if constexpr (std::is_same_v<L, double>)
+        *p = v;
+    else
+        v.store_unaligned(p);
+}
+
+template <class L>
 NABLA_ALWAYS_INLINE void add_to(double* p, const L& v) {
     if constexpr (std::is_same_v<L, double>)
         *p += v;
@@ -126,6 +134,7 @@ auto gradient_like(const C& c) {
 // One evaluation of a program: the arguments, the reductions' results, states and adjoints.
 template <class P, std::size_t Arguments, std::size_t PoolSize>
 struct array_run {
+    static constexpr std::size_t pool_size = PoolSize;
     std::array<const double*, Arguments> data{};
     std::array<std::size_t, Arguments> size{};
     std::array<double*, Arguments> gradient{};
@@ -133,6 +142,9 @@ struct array_run {
     std::array<double, P::count + 1> result{};
     std::array<double, P::count + 1> adjoint{};
     std::array<std::size_t, P::count + 1> length{};
+
+    // The adjoints of scalar leaves taken in fused loops with a unit scale, per reduction.
+    std::array<std::array<double, P::count + 1>, P::count + 1> unit_adjoint{};
 
     using states = decltype([]<std::size_t... J>(std::index_sequence<J...>) {
         return std::tuple<typename P::template kind<J>::template state<double>...>{};
@@ -266,9 +278,360 @@ inline constexpr auto group_members = [] {
     return std::pair{members, m};
 }();
 
+// Lanes `previous` and `current` moved up by Shift lanes: lane t is previous[W - Shift + t] for
+// t < Shift, current[t - Shift] after. Carries a leaf's adjoints to the elements its view reads,
+// in registers.
+template <std::size_t Shift, class L>
+NABLA_ALWAYS_INLINE L shift_in(const L& previous, const L& current) {
+    constexpr std::size_t W = width<L>;
+#if defined(__GNUC__) || defined(__clang__)
+    using R = typename L::register_type;
+    return [&]<std::size_t... T>(std::index_sequence<T...>) {
+        return L(__builtin_shufflevector(R(previous), R(current),
+                                         (T < Shift ? W - Shift + T : W + T - Shift)...));
+    }
+    (std::make_index_sequence<W>{});
+#else
+    std::array<double, 2 * W> both{};
+    previous.store_unaligned(both.data());
+    current.store_unaligned(both.data() + W);
+    return L::load_unaligned(both.data() + W - Shift);
+#endif
+}
+
+template <bool Add, class L>
+NABLA_ALWAYS_INLINE L add_if(const L& total, const L& x) {
+    if constexpr (Add)
+        return total + x;
+    else
+        return total;
+}
+
+// The sum of the moved adjoints of leaf K and of the leaves it leads (views of the same array).
+template <auto Leader, std::size_t K, class L, std::size_t N>
+NABLA_ALWAYS_INLINE L led_block(const std::array<L, N>& moved) {
+    return [&]<std::size_t... M>(std::index_sequence<M...>) {
+        L block = moved[K];
+        ((block = add_if<(M != K && Leader[M] == K)>(block, moved[M])), ...);
+        return block;
+    }
+    (std::make_index_sequence<N>{});
+}
+
+// Which groups take the gradient in their forward loop (value and gradient in one pass, the
+// gradient stored, not accumulated): one reduction whose seed factors (sum, mean, norm), read by
+// the top expression alone (so its adjoint is known right after the loops), whose arrays no other
+// such group writes, and whose views of one array differ by less than a batch (their adjoints
+// meet in registers). The others recompute in a reverse loop.
+template <class P>
+struct fusion {
+    static constexpr std::size_t W = width<lanes>;
+
+    static constexpr auto read_by_body = [] {
+        std::array<bool, P::count + 1> read{};
+        const auto& [codes, sizes] = P::leaf_codes;
+        for (std::size_t j = 0; j < P::count; ++j)
+            for (std::size_t k = 0; k < sizes[j]; ++k)
+                if ((codes[j][k] & scalar_leaf_flag) != 0)
+                    read[codes[j][k] & ~scalar_leaf_flag] = true;
+        return read;
+    }();
+
+    static constexpr auto factored = [] {
+        std::array<bool, P::count + 1> f{};
+        [&]<std::size_t... J>(std::index_sequence<J...>) {
+            ((f[J] = FactoredSeed<typename P::template kind<J>>), ...);
+        }
+        (std::make_index_sequence<P::count>{});
+        return f;
+    }();
+
+    // The smallest begin of each argument's views in body j (offset_limit where it is not read).
+    static constexpr std::size_t first_begin(std::size_t j, std::size_t argument) {
+        const auto& [codes, sizes] = P::leaf_codes;
+        std::size_t b = offset_limit;
+        for (std::size_t k = 0; k < sizes[j]; ++k)
+            if (is_array_leaf_code(codes[j][k]) && decode_leaf(codes[j][k]).argument == argument)
+                b = decode_leaf(codes[j][k]).begin < b ? decode_leaf(codes[j][k]).begin : b;
+        return b;
+    }
+
+    // fused[g]: the member of group g that runs fused, or P::count for none.
+    static constexpr auto fused = [] {
+        std::array<std::size_t, P::group_count + 1> member{};
+        std::array<bool, offset_limit> written{};
+        const auto& [codes, sizes] = P::leaf_codes;
+        for (std::size_t g = 0; g < P::group_count; ++g) {
+            member[g] = P::count;
+            std::size_t only = P::count, members = 0;
+            for (std::size_t j = 0; j < P::count; ++j)
+                if (P::grouping.first[j] == g) {
+                    only = j;
+                    ++members;
+                }
+            if (W == 1 || members != 1 || !factored[only] || read_by_body[only])
+                continue;
+            bool ok = true;
+            for (std::size_t k = 0; k < sizes[only]; ++k) {
+                if (!is_array_leaf_code(codes[only][k]))
+                    continue;
+                const leaf_view v = decode_leaf(codes[only][k]);
+                if (written[v.argument] || v.begin - first_begin(only, v.argument) >= W)
+                    ok = false;
+            }
+            if (!ok)
+                continue;
+            for (std::size_t k = 0; k < sizes[only]; ++k)
+                if (is_array_leaf_code(codes[only][k]))
+                    written[decode_leaf(codes[only][k]).argument] = true;
+            member[g] = only;
+        }
+        return member;
+    }();
+
+    // Whether argument a's gradient is written by a fused group (and so needs no zeroing first).
+    static constexpr auto fused_argument = [] {
+        std::array<bool, offset_limit> written{};
+        const auto& [codes, sizes] = P::leaf_codes;
+        for (std::size_t g = 0; g < P::group_count; ++g)
+            if (fused[g] != P::count)
+                for (std::size_t k = 0; k < sizes[fused[g]]; ++k)
+                    if (is_array_leaf_code(codes[fused[g]][k]))
+                        written[decode_leaf(codes[fused[g]][k]).argument] = true;
+        return written;
+    }();
+};
+
+// A value-only loop over reduction J's elements with another kind (logsumexp's maximum).
+template <class P, std::size_t J, class Kind, class Run>
+double prepass(const Run& run, std::size_t n) {
+    using E = typename P::template body<J>;
+    using L = lanes;
+    constexpr std::size_t W = width<L>;
+    constexpr std::size_t unroll = 4;
+    const auto pool = run.template pool_lanes<L>();
+    const auto results = run.template result_lanes<L>();
+    std::array<typename Kind::template state<L>, unroll> states{};
+    std::size_t i = 0;
+    for (; i + unroll * W <= n; i += unroll * W)
+        for (std::size_t u = 0; u < unroll; ++u)
+            states[u].add(element_value<L, E>(run, pool, results, i + u * W));
+    for (; i + W <= n; i += W)
+        states[0].add(element_value<L, E>(run, pool, results, i));
+    for (std::size_t u = 1; u < unroll; ++u)
+        states[0].merge(states[u]);
+    auto scalar = states[0].lane(0);
+    for (std::size_t k = 1; k < W; ++k)
+        scalar.merge(states[0].lane(k));
+    const auto scalar_pool = run.template pool_lanes<double>();
+    const auto scalar_results = run.template result_lanes<double>();
+    for (; i < n; ++i)
+        scalar.add(element_value<double, E>(run, scalar_pool, scalar_results, i));
+    return Kind::result(scalar, n);
+}
+
+// The forward loop of a fused group: the reduction's value, and each element's adjoints with the
+// seed's shape, stored into the gradient arrays (the views of one array summed in registers);
+// fusion<P> says when this is allowed.
+template <class P, std::size_t J, class Run>
+void fused_group(Run& run, std::size_t n) {
+    using E = typename P::template body<J>;
+    using S = schedule<typename E::dense>;
+    using kind = typename P::template kind<J>;
+    using F = fusion<P>;
+    using L = lanes;
+    constexpr std::size_t W = width<L>;
+    constexpr std::size_t leaf_count = E::leaf_count;
+    constexpr auto shift = [] {
+        std::array<std::size_t, leaf_count> s{};
+        for (std::size_t k = 0; k < leaf_count; ++k)
+            if (is_array_leaf_code(E::codes[k])) {
+                const leaf_view v = decode_leaf(E::codes[k]);
+                s[k] = v.begin - F::first_begin(J, v.argument);
+            }
+        return s;
+    }();
+    // The leaf that stores each argument's block (its first leaf); the others add to it.
+    constexpr auto leader = [] {
+        std::array<std::size_t, leaf_count> first{};
+        for (std::size_t k = 0; k < leaf_count; ++k) {
+            first[k] = k;
+            for (std::size_t m = 0; m < k; ++m)
+                if (is_array_leaf_code(E::codes[k]) && is_array_leaf_code(E::codes[m]) &&
+                    decode_leaf(E::codes[k]).argument == decode_leaf(E::codes[m]).argument) {
+                    first[k] = m;
+                    break;
+                }
+        }
+        return first;
+    }();
+
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+        // Elements before the first view of each argument get no adjoint.
+        (
+            [&] {
+                if constexpr (is_array_leaf_code(E::codes[K]) && leader[K] == K) {
+                    constexpr leaf_view v = decode_leaf(E::codes[K]);
+                    double* g = run.gradient[v.argument];
+                    for (std::size_t t = 0; t < F::first_begin(J, v.argument); ++t)
+                        g[t] = 0.0;
+                }
+            }(),
+            ...);
+
+        const auto pool = run.template pool_lanes<L>();
+        const auto results = run.template result_lanes<L>();
+        // The value accumulates as in the forward loop (four states, whole blocks of four
+        // batches first), so that it equals the value computed alone, to the last bit.
+        double pre = 0.0;
+        if constexpr (requires { typename kind::prepass; })
+            pre = prepass<P, J, typename kind::prepass>(run, n);
+        using state = typename kind::template state<L>;
+        constexpr std::size_t unroll = 4;
+        std::array<state, unroll> states{};
+        states.fill(fused_initial<kind, L>(pre));
+        std::array<L, leaf_count> previous{};
+        std::array<L, leaf_count> scalar_adjoint{};
+        const std::size_t blocks_end = n - n % (unroll * W);
+        std::size_t i = 0;
+        for (; i + W <= n; i += W) {
+            const auto leaves = load_leaves<L, E>(run, results, i);
+            element_values<L, E, Run::pool_size> values{{}, pool, leaves};
+            values.forward();
+            const L v = values.value[S::size - 1];
+            const L shape = kind::shape(v, pre);
+            fused_add<kind>(states[i < blocks_end ? (i / W) % unroll : 0], v, shape);
+            adjoint_sweep<S, L, Run::pool_size, std::array<L, leaf_count>> sweep{values, {}};
+            sweep.run(shape);
+            std::array<L, leaf_count> adjoint{sweep.adjoint[index_of<S, placeholder<K>>]...};
+            std::array<L, leaf_count> moved{};
+            (
+                [&] {
+                    if constexpr (is_array_leaf_code(E::codes[K])) {
+                        if constexpr (shift[K] == 0)
+                            moved[K] = adjoint[K];
+                        else
+                            moved[K] = shift_in<shift[K]>(previous[K], adjoint[K]);
+                        previous[K] = adjoint[K];
+                    } else {
+                        scalar_adjoint[K] += adjoint[K];
+                    }
+                }(),
+                ...);
+            (
+                [&] {
+                    if constexpr (is_array_leaf_code(E::codes[K]) && leader[K] == K) {
+                        constexpr leaf_view v = decode_leaf(E::codes[K]);
+                        store_lanes(run.gradient[v.argument] + i + F::first_begin(J, v.argument),
+                                    led_block<leader, K>(moved));
+                    }
+                }(),
+                ...);
+        }
+        // From here on the gradient arrays are accumulated: zero what is left of them, add the
+        // lanes still carried, then run the remaining elements on doubles.
+        (
+            [&] {
+                if constexpr (is_array_leaf_code(E::codes[K]) && leader[K] == K) {
+                    constexpr leaf_view v = decode_leaf(E::codes[K]);
+                    double* g = run.gradient[v.argument];
+                    for (std::size_t t = i + F::first_begin(J, v.argument);
+                         t < run.size[v.argument]; ++t)
+                        g[t] = 0.0;
+                }
+            }(),
+            ...);
+        if (i > 0) {
+            (
+                [&] {
+                    if constexpr (is_array_leaf_code(E::codes[K]) && shift[K] > 0) {
+                        constexpr leaf_view v = decode_leaf(E::codes[K]);
+                        double* g = run.gradient[v.argument] + i + F::first_begin(J, v.argument);
+                        for (std::size_t t = 0; t < shift[K]; ++t)
+                            g[t] += lane_of(previous[K], W - shift[K] + t);
+                    }
+                }(),
+                ...);
+        }
+        for (std::size_t u = 1; u < unroll; ++u)
+            states[0].merge(states[u]);
+        auto scalar = states[0].lane(0);
+        for (std::size_t k = 1; k < W; ++k)
+            scalar.merge(states[0].lane(k));
+        const auto scalar_pool = run.template pool_lanes<double>();
+        const auto scalar_results = run.template result_lanes<double>();
+        std::array<double, leaf_count> tail_adjoint{};
+        for (; i < n; ++i) {
+            const auto leaves = load_leaves<double, E>(run, scalar_results, i);
+            element_values<double, E, Run::pool_size> values{{}, scalar_pool, leaves};
+            values.forward();
+            const double v = values.value[S::size - 1];
+            const double shape = kind::shape(v, pre);
+            fused_add<kind>(scalar, v, shape);
+            adjoint_sweep<S, double, Run::pool_size, std::array<double, leaf_count>> sweep{values,
+                                                                                           {}};
+            sweep.run(shape);
+            (
+                [&] {
+                    const double a = sweep.adjoint[index_of<S, placeholder<K>>];
+                    if constexpr (is_array_leaf_code(E::codes[K])) {
+                        constexpr leaf_view view = decode_leaf(E::codes[K]);
+                        run.gradient[view.argument][i + view.begin] += a;
+                    } else {
+                        tail_adjoint[K] += a;
+                    }
+                }(),
+                ...);
+        }
+        (
+            [&] {
+                if constexpr (!is_array_leaf_code(E::codes[K]))
+                    run.unit_adjoint[J][E::codes[K] & ~scalar_leaf_flag] +=
+                        add_lanes(scalar_adjoint[K]) + tail_adjoint[K];
+            }(),
+            ...);
+        std::get<J>(run.state) = scalar;
+        run.result[J] = kind::result(scalar, n);
+    }
+    (std::make_index_sequence<leaf_count>{});
+}
+
+// The fused groups' gradients, scaled once their reductions' adjoints are known.
+template <class P, class Run>
+void scale_fused(Run& run) {
+    using F = fusion<P>;
+    [&]<std::size_t... Group>(std::index_sequence<Group...>) {
+        (
+            [&] {
+                constexpr std::size_t j = F::fused[Group];
+                if constexpr (j != P::count) {
+                    using kind = typename P::template kind<j>;
+                    const double c = kind::scale(std::get<j>(run.state), run.result[j],
+                                                 run.adjoint[j], run.length[j]);
+                    for (std::size_t k = 0; k < P::count; ++k)
+                        run.adjoint[k] += c * run.unit_adjoint[j][k];
+                    if (c != 1.0) {
+                        using E = typename P::template body<j>;
+                        std::array<bool, offset_limit> done{};
+                        for (const std::size_t code : E::codes) {
+                            if (!is_array_leaf_code(code) || done[decode_leaf(code).argument])
+                                continue;
+                            const std::size_t a = decode_leaf(code).argument;
+                            done[a] = true;
+                            for (std::size_t t = 0; t < run.size[a]; ++t)
+                                run.gradient[a][t] *= c;
+                        }
+                    }
+                }
+            }(),
+            ...);
+    }
+    (std::make_index_sequence<P::group_count>{});
+}
+
 // The forward loop of one group: every member reduction accumulates in four states per lane
 // (independent chains the processor overlaps), merged in a fixed order at the end.
-template <class P, std::size_t Group, class Run>
+template <class P, std::size_t Group, bool Gradient, class Run>
 void forward_group(Run& run) {
     constexpr auto members = group_members<P, Group>;
     const std::size_t n =
@@ -285,6 +648,10 @@ void forward_group(Run& run) {
         (check(members.first[M]), ...);
     }
     (std::make_index_sequence<members.second>{});
+    if constexpr (Gradient && fusion<P>::fused[Group] != P::count) {
+        fused_group<P, fusion<P>::fused[Group]>(run, n);
+        return;
+    }
 
     using L = lanes;
     constexpr std::size_t W = width<L>;
@@ -413,10 +780,10 @@ auto start_run(const array_expression<Body>& f, const Args&... args) {
     return run;
 }
 
-template <class P, class Run>
+template <class P, bool Gradient, class Run>
 void run_forward(Run& run) {
     [&]<std::size_t... Group>(std::index_sequence<Group...>) {
-        (forward_group<P, Group>(run), ...);
+        (forward_group<P, Group, Gradient>(run), ...);
     }
     (std::make_index_sequence<P::group_count>{});
 }
@@ -425,7 +792,7 @@ template <class Body, class... Args>
 auto array_value_checked(const array_expression<Body>& f, const Args&... args) {
     using P = program<graph_t<Body>>;
     auto run = start_run(f, args...);
-    run_forward<P>(run);
+    run_forward<P, false>(run);
     using T = typename P::top;
     const auto pool = run.template pool_lanes<double>();
     const auto results = run.template result_lanes<double>();
@@ -460,7 +827,7 @@ auto array_value(const array_expression<Body>& f, const Args&... args) {
         return array_value_checked(f, args...);
 }
 
-// The value, with the gradients accumulated into zeroed arrays of the arguments' sizes.
+// The value, with the gradients written into arrays of the arguments' sizes.
 template <class Body, class... Args>
 double array_gradient_checked(const array_expression<Body>& f,
                               const std::array<double*, sizeof...(Args)>& gradients,
@@ -471,7 +838,12 @@ double array_gradient_checked(const array_expression<Body>& f,
                   "with sum, mean, prod, max, min, norm, dot or logsumexp.");
     auto run = start_run(f, args...);
     run.gradient = gradients;
-    run_forward<P>(run);
+    // Arrays a fused loop writes need no zeroing; the others are accumulated into.
+    for (std::size_t k = 0; k < sizeof...(Args); ++k)
+        if (!fusion<P>::fused_argument[k])
+            for (std::size_t t = 0; t < run.size[k]; ++t)
+                run.gradient[k][t] = 0.0;
+    run_forward<P, true>(run);
 
     using T = typename P::top;
     using S = schedule<typename T::dense>;
@@ -481,7 +853,7 @@ double array_gradient_checked(const array_expression<Body>& f,
     element_values<double, T, constant_count<Body>> values{{}, pool, leaves};
     values.forward();
     adjoint_sweep<S, double, constant_count<Body>, std::array<double, T::leaf_count>> sweep{values,
-                                                                                           {}};
+                                                                                            {}};
     sweep.run();
     [&]<std::size_t... K>(std::index_sequence<K...>) {
         ((run.adjoint[T::codes[K] & ~scalar_leaf_flag] +=
@@ -490,9 +862,15 @@ double array_gradient_checked(const array_expression<Body>& f,
     }
     (std::make_index_sequence<T::leaf_count>{});
 
+    scale_fused<P>(run);
     [&]<std::size_t... Group>(std::index_sequence<Group...>) {
         constexpr std::size_t last = P::group_count - 1;
-        (reverse_group<P, last - Group>(run), ...);
+        (
+            [&] {
+                if constexpr (fusion<P>::fused[last - Group] == P::count)
+                    reverse_group<P, last - Group>(run);
+            }(),
+            ...);
     }
     (std::make_index_sequence<P::group_count>{});
     return values.value[S::size - 1];
@@ -513,8 +891,7 @@ auto array_value_and_grad(const array_expression<Body>& f, const Args&... args) 
     array_value_and_gradient<decltype(gradient_like(args))...> out{
         0.0, std::tuple{gradient_like(args)...}};
     const std::array<double*, sizeof...(Args)> gradients = std::apply(
-        [](auto&... g) { return std::array<double*, sizeof...(Args)>{g.data()...}; },
-        out.gradient);
+        [](auto&... g) { return std::array<double*, sizeof...(Args)>{g.data()...}; }, out.gradient);
     out.value = array_gradient(f, gradients, args...);
     return out;
 }
@@ -553,11 +930,9 @@ double value_and_grad_into(const array_expression<Body>& f,
                 if (static_cast<std::size_t>(gradient.size()) != sizes[k])
                     throw shape_error("nabla::value_and_grad_into: gradient array " +
                                       std::to_string(k) + " has " +
-                                      std::to_string(gradient.size()) +
-                                      " elements, its argument " + std::to_string(sizes[k]));
+                                      std::to_string(gradient.size()) + " elements, its argument " +
+                                      std::to_string(sizes[k]));
                 pointers[k] = gradient.data();
-                for (std::size_t i = 0; i < sizes[k]; ++i)
-                    pointers[k][i] = 0.0;
                 ++k;
             };
             (bind(g), ...);

@@ -74,6 +74,16 @@ struct sum_kind {
     seed(const L&, const state<double>&, double, double adjoint, std::size_t) {
         return L(adjoint);
     }
+    // The seed factored as scale * shape(v), the shape known in the forward loop: the gradient
+    // can then be taken in that loop and scaled once the adjoint is known. (The second argument
+    // is the result of a kind's prepass, where it has one.)
+    template <class L>
+    NABLA_ALWAYS_INLINE static L shape(const L&, double) {
+        return L(1.0);
+    }
+    static double scale(const state<double>&, double, double adjoint, std::size_t) {
+        return adjoint;
+    }
 };
 
 struct mean_kind : sum_kind {
@@ -85,6 +95,9 @@ struct mean_kind : sum_kind {
     NABLA_ALWAYS_INLINE static L
     seed(const L&, const state<double>&, double, double adjoint, std::size_t n) {
         return L(adjoint / static_cast<double>(n));
+    }
+    static double scale(const state<double>&, double, double adjoint, std::size_t n) {
+        return adjoint / static_cast<double>(n);
     }
 };
 
@@ -182,6 +195,13 @@ struct norm_kind {
             return L(0.0);
         return v * L(adjoint / result);
     }
+    template <class L>
+    NABLA_ALWAYS_INLINE static L shape(const L& v, double) {
+        return v;
+    }
+    static double scale(const state<double>&, double result, double adjoint, std::size_t) {
+        return result == 0.0 ? 0.0 : adjoint / result;
+    }
 };
 
 // log(sum(exp(v))), stably: the running maximum m and sum(exp(v - m)), rescaled when m grows.
@@ -223,11 +243,54 @@ struct logsumexp_kind {
         using std::exp;
         return L(adjoint) * exp(v - L(result));
     }
+    // With the gradient, two passes instead: the maximum m first, then sum(exp(v - m)) with each
+    // exp(v - m) the shape of the element's seed, so that no exponential is taken twice.
+    using prepass = extreme_kind<true>;
+    template <class L>
+    NABLA_ALWAYS_INLINE static L shape(const L& v, double top) {
+        return exp_difference(v, L(top));
+    }
+    template <class L>
+    static state<L> initial(double top) {
+        return {L(top), L(0.0)};
+    }
+    template <class L>
+    NABLA_ALWAYS_INLINE static void fused_add(state<L>& s, const L&, const L& shape) {
+        s.sum += shape;
+    }
+    static double scale(const state<double>& s, double, double adjoint, std::size_t) {
+        return adjoint / s.sum;
+    }
 };
 
 }  // namespace reduction
 
 namespace detail {
+
+// Whether a kind's seed factors as scale * shape(v) (sum, mean, norm, logsumexp).
+template <class Kind>
+concept FactoredSeed = requires(const typename Kind::template state<double>& s) {
+    Kind::shape(1.0, 1.0);
+    Kind::scale(s, 1.0, 1.0, std::size_t{1});
+};
+
+// Accumulates v, whose seed's shape is `shape`, into a fused loop's state.
+template <class Kind, class State, class L>
+NABLA_ALWAYS_INLINE void fused_add(State& s, const L& v, const L& shape) {
+    if constexpr (requires { Kind::fused_add(s, v, shape); })
+        Kind::fused_add(s, v, shape);
+    else
+        s.add(v);
+}
+
+// A fused loop's first state: the kind's own after a prepass, else the empty one.
+template <class Kind, class L>
+typename Kind::template state<L> fused_initial([[maybe_unused]] double pre) {
+    if constexpr (requires { Kind::template initial<L>(pre); })
+        return Kind::template initial<L>(pre);
+    else
+        return {};
+}
 
 template <class Kind, class Body>
 constexpr auto reduce(const array_expression<Body>& x) {
