@@ -80,7 +80,7 @@ void print_bandwidth(const char* what, std::size_t n, double bytes, double ns, d
     nabla_bench::record(title("bandwidth", n).c_str(), what, "fraction of triad", rate / triad);
 }
 
-void bench_sum(std::size_t n) {
+void bench_sum(std::size_t n, double triad) {
     const auto [x] = nabla::array_variables<1>();
     const auto f = sum(x);
     const auto xs = uniform(n, -1.0, 1.0, 3);
@@ -90,6 +90,8 @@ void bench_sum(std::size_t n) {
         cs, calls_for(n), rounds, [&](long) { keep(nabla_bench::hand::sum(xs.data(), n)); },
         [&](long) { keep(f(xs)); }, [&](long) { keep(xt::sum(xt_xs)()); });
     report(title("sum", n).c_str(), cs);
+    if (n >= 10'000'000)
+        print_bandwidth("sum", n, 8.0 * static_cast<double>(n), cs[1].best_ns, triad);
 }
 
 void bench_chain(std::size_t n, double triad) {
@@ -132,15 +134,14 @@ void bench_chain(std::size_t n, double triad) {
     nabla_bench::record(title("element-wise chain", n).c_str(), "nabla", "gradient / value",
                         gradients[1].best_ns / values[1].best_ns);
     if (n >= 10'000'000) {
-        // The value reads two arrays; the gradient reads two and writes two (and reads them
-        // back, as it accumulates).
-        print_bandwidth("nabla value", n, 16.0 * static_cast<double>(n), values[1].best_ns, triad);
-        print_bandwidth("nabla value and gradient", n, 32.0 * static_cast<double>(n),
+        // The value reads two arrays; the gradient reads two and writes two.
+        print_bandwidth("chain value", n, 16.0 * static_cast<double>(n), values[1].best_ns, triad);
+        print_bandwidth("chain value and gradient", n, 32.0 * static_cast<double>(n),
                         gradients[1].best_ns, triad);
     }
 }
 
-void bench_rosenbrock(std::size_t n, bool with_tape) {
+void bench_rosenbrock(std::size_t n, bool with_tape, double triad) {
     const auto [x] = nabla::array_variables<1>();
     const auto a = x(nabla::upto<-1>);
     const auto b = x(nabla::from<1>);
@@ -184,6 +185,9 @@ void bench_rosenbrock(std::size_t n, bool with_tape) {
         race(gradients, calls_for(n), rounds, hand, array);
     }
     report(title("extended Rosenbrock, value and gradient", n).c_str(), gradients);
+    if (n >= 10'000'000)
+        print_bandwidth("Rosenbrock value and gradient", n, 16.0 * static_cast<double>(n),
+                        gradients[1].best_ns, triad);
     std::printf("  nabla gradient / hand-written value: %.2f\n",
                 gradients[1].best_ns / values[0].best_ns);
 }
@@ -238,11 +242,11 @@ int main() {
     std::printf("STREAM triad, n = 1e7: %.2f GB/s\n\n", triad * 1e-9);
     nabla_bench::record("triad, n = 1e7", "hand-written xsimd", "GB/s", triad * 1e-9);
     for (const std::size_t n : {1'000UL, 100'000UL, 10'000'000UL})
-        bench_sum(n);
+        bench_sum(n, triad);
     for (const std::size_t n : {1'000UL, 100'000UL, 10'000'000UL})
         bench_chain(n, triad);
     for (const std::size_t n : {1'000UL, 100'000UL, 10'000'000UL})
-        bench_rosenbrock(n, n <= 100'000);
+        bench_rosenbrock(n, n <= 100'000, triad);
     for (const std::size_t n : {100'000UL, 10'000'000UL})
         bench_logsumexp(n);
 }
