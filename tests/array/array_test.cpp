@@ -490,6 +490,10 @@ TEST_CASE("gradients taken in the forward loop and in reverse loops add up when 
         CHECK(hx == gx);
         CHECK(hy == gy);
     }
+    std::vector<double> in_place{1.0, 2.0, 3.0};
+    CHECK_THROWS_WITH(nabla::value_and_grad_into(sum(x * x), std::tie(in_place), in_place),
+                      Catch::Contains("overlaps argument 0"));
+    CHECK(in_place == std::vector<double>{1.0, 2.0, 3.0});
     std::vector<double> short_gradient(2);
     CHECK_THROWS_AS(
         nabla::value_and_grad_into(sum(x), std::tie(short_gradient), std::vector<double>(3, 1.0)),

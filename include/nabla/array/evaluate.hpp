@@ -938,6 +938,16 @@ double value_and_grad_into(const array_expression<Body>& f,
             (bind(g), ...);
         },
         gradients);
+    // The loops read the arguments while they write the gradients: an overlap would feed
+    // gradients back in as values.
+    const std::array<const double*, sizeof...(Args)> inputs{args.data()...};
+    for (std::size_t g = 0; g < sizeof...(Args); ++g)
+        for (std::size_t a = 0; a < sizeof...(Args); ++a)
+            if (sizes[g] > 0 && sizes[a] > 0 && pointers[g] < inputs[a] + sizes[a] &&
+                inputs[a] < pointers[g] + sizes[g])
+                throw shape_error("nabla::value_and_grad_into: gradient array " +
+                                  std::to_string(g) + " overlaps argument " + std::to_string(a) +
+                                  "; write the gradient into an array of its own");
     return detail::array_gradient(f, pointers, args...);
 }
 
