@@ -123,6 +123,15 @@ concept ArrayArgument = requires(const C& c) {
     { c.size() } -> std::convertible_to<std::size_t>;
 };
 
+// The first element of an argument: an xtensor view's starts at data() + data_offset().
+template <class C>
+const double* first_element(const C& c) {
+    if constexpr (requires { c.data_offset(); })
+        return c.data() + c.data_offset();
+    else
+        return c.data();
+}
+
 template <class C>
 auto gradient_like(const C& c) {
     if constexpr (container_traits<C>::supported)
@@ -606,19 +615,31 @@ void scale_fused(Run& run) {
                 constexpr std::size_t j = F::fused[Group];
                 if constexpr (j != P::count) {
                     using kind = typename P::template kind<j>;
-                    const double c = kind::scale(std::get<j>(run.state), run.result[j],
-                                                 run.adjoint[j], run.length[j]);
-                    for (std::size_t k = 0; k < P::count; ++k)
-                        run.adjoint[k] += c * run.unit_adjoint[j][k];
+                    using E = typename P::template body<j>;
+                    const std::size_t n = run.length[j];
+                    if (n == 0)
+                        return;
+                    const double c =
+                        kind::scale(std::get<j>(run.state), run.result[j], run.adjoint[j], n);
+                    // Only what the loop read and wrote: an infinite scale must not turn the
+                    // zeros elsewhere, or the adjoints of leaves it does not read, into NaN.
+                    for (const std::size_t code : E::codes)
+                        if (!is_array_leaf_code(code))
+                            run.adjoint[code & ~scalar_leaf_flag] +=
+                                c * run.unit_adjoint[j][code & ~scalar_leaf_flag];
                     if (c != 1.0) {
-                        using E = typename P::template body<j>;
                         std::array<bool, offset_limit> done{};
                         for (const std::size_t code : E::codes) {
                             if (!is_array_leaf_code(code) || done[decode_leaf(code).argument])
                                 continue;
                             const std::size_t a = decode_leaf(code).argument;
                             done[a] = true;
-                            for (std::size_t t = 0; t < run.size[a]; ++t)
+                            std::size_t last = 0;
+                            for (const std::size_t other : E::codes)
+                                if (is_array_leaf_code(other) && decode_leaf(other).argument == a &&
+                                    decode_leaf(other).begin > last)
+                                    last = decode_leaf(other).begin;
+                            for (std::size_t t = F::first_begin(j, a); t < last + n; ++t)
                                 run.gradient[a][t] *= c;
                         }
                     }
@@ -768,7 +789,15 @@ auto start_run(const array_expression<Body>& f, const Args&... args) {
                     "nabla: array expressions take one-dimensional arrays; argument " +
                     std::to_string(k) + " has " + std::to_string(a.dimension()) + " dimensions");
         }
-        run.data[k] = a.data();
+        if constexpr (requires { a.data_offset(); }) {
+            // An xtensor view: its elements start at data() + data_offset(), and must be
+            // contiguous.
+            if (a.size() > 1 && a.strides()[0] != 1)
+                throw shape_error("nabla: array expressions take contiguous arrays; argument " +
+                                  std::to_string(k) +
+                                  " is a strided view (copy it into an xt::xtensor first)");
+        }
+        run.data[k] = first_element(a);
         run.size[k] = a.size();
         ++k;
     };
@@ -940,7 +969,7 @@ double value_and_grad_into(const array_expression<Body>& f,
         gradients);
     // The loops read the arguments while they write the gradients: an overlap would feed
     // gradients back in as values.
-    const std::array<const double*, sizeof...(Args)> inputs{args.data()...};
+    const std::array<const double*, sizeof...(Args)> inputs{detail::first_element(args)...};
     for (std::size_t g = 0; g < sizeof...(Args); ++g)
         for (std::size_t a = 0; a < sizeof...(Args); ++a)
             if (sizes[g] > 0 && sizes[a] > 0 && pointers[g] < inputs[a] + sizes[a] &&

@@ -237,11 +237,11 @@ struct logsumexp_kind {
         }
     };
     static double result(const state<double>& s, std::size_t) { return s.top + std::log(s.sum); }
+    // exp(v - m) / s rather than exp(v - result), which is NaN at an infinite element.
     template <class L>
     NABLA_ALWAYS_INLINE static L
-    seed(const L& v, const state<double>&, double result, double adjoint, std::size_t) {
-        using std::exp;
-        return L(adjoint) * exp(v - L(result));
+    seed(const L& v, const state<double>& s, double, double adjoint, std::size_t) {
+        return L(adjoint / s.sum) * exp_difference(v, L(s.top));
     }
     // With the gradient, two passes instead: the maximum m first, then sum(exp(v - m)) with each
     // exp(v - m) the shape of the element's seed, so that no exponential is taken twice.

@@ -98,7 +98,7 @@ struct forward_values {
 
     template <class Rule, class... Ops>
     NABLA_ALWAYS_INLINE constexpr R compute_node(const node<Rule, Ops...>*) const {
-        return to_number<R>(Rule::value(of<Ops>()...));
+        return to_number<R>(rules::value_on<Rule>(of<Ops>()...));
     }
 
     NABLA_ALWAYS_INLINE constexpr void forward() {
@@ -220,7 +220,7 @@ struct adjoint_sweep {
     template <std::size_t K, class Rule, class... Ops>
     NABLA_ALWAYS_INLINE constexpr R partial_sum(const node<Rule, Ops...>*) const {
         using operand = std::tuple_element_t<K, std::tuple<Ops...>>;
-        const R partial = to_number<R>(Rule::template partial<K>(
+        const R partial = to_number<R>(rules::partial_on<Rule, K>(
             values.template of<node<Rule, Ops...>>(), values.template of<Ops>()...));
         constexpr std::size_t next = [] {
             constexpr std::array<bool, sizeof...(Ops)> same{std::is_same_v<Ops, operand>...};

@@ -146,4 +146,12 @@ struct log1p_rule {
     }
 };
 
+// xsimd 8.1 differs from the C library at these functions' edges (rules/rule.hpp).
+template <>
+inline constexpr bool native_value_on_lanes<log_rule> = false;
+template <>
+inline constexpr bool native_value_on_lanes<log2_rule> = false;
+template <>
+inline constexpr bool native_value_on_lanes<log10_rule> = false;
+
 }  // namespace nabla::rules

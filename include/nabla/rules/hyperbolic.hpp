@@ -122,4 +122,11 @@ struct atanh_rule {
     }
 };
 
+// xsimd 8.1 differs from the C library at these functions' edges (rules/rule.hpp).
+template <>
+inline constexpr bool native_value_on_lanes<acosh_rule> = false;
+// asinh' = 1 / hypot(x, 1), and xsimd's hypot overflows.
+template <>
+inline constexpr bool native_partials_on_lanes<asinh_rule> = false;
+
 }  // namespace nabla::rules

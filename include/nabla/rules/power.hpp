@@ -142,4 +142,18 @@ struct hypot_rule {
     }
 };
 
+// xsimd 8.1 differs from the C library at these functions' edges (rules/rule.hpp).
+template <>
+inline constexpr bool native_value_on_lanes<pow_rule> = false;
+template <>
+inline constexpr bool native_partials_on_lanes<pow_rule> = false;
+template <>
+inline constexpr bool native_value_on_lanes<powi_rule> = false;
+template <>
+inline constexpr bool native_partials_on_lanes<powi_rule> = false;
+template <>
+inline constexpr bool native_value_on_lanes<hypot_rule> = false;
+template <>
+inline constexpr bool native_value_on_lanes<cbrt_rule> = false;
+
 }  // namespace nabla::rules

@@ -28,10 +28,12 @@
 // Conventions at points where the classical derivative does not exist are part of the rules and
 // are documented in docs/conventions.md; the helpers below carry most of them.
 
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include "../concepts.hpp"
 #include "../config.hpp"
@@ -79,6 +81,61 @@ NABLA_HOST_DEVICE constexpr auto is_nan(const T& x) {
         return isnan(x);
     else
         return x != x;
+}
+
+// Lane by lane: f applied to each lane's plain numbers, for rules whose SIMD functions differ
+// from the standard library's at the edges (native_on_lanes below).
+template <class F, class T, class... Ts>
+T per_lane(F f, const T& first, const Ts&... rest) {
+    using V = typename T::value_type;
+    constexpr std::size_t W = T::size;
+    std::array<V, W> out{};
+    std::array<std::array<V, W>, 1 + sizeof...(Ts)> in{};
+    std::size_t k = 0;
+    first.store_unaligned(in[k++].data());
+    (rest.store_unaligned(in[k++].data()), ...);
+    for (std::size_t lane = 0; lane < W; ++lane) {
+        const auto r = [&]<std::size_t... I>(std::index_sequence<I...>) {
+            return f(in[0][lane], in[1 + I][lane]...);
+        }
+        (std::index_sequence_for<Ts...>{});
+        if constexpr (CompileTimeConstant<std::remove_cvref_t<decltype(r)>>)
+            out[lane] = as<V>(r);
+        else
+            out[lane] = static_cast<V>(r);
+    }
+    return T::load_unaligned(out.data());
+}
+
+// Whether a rule's value and its partials may use xsimd's functions on lanes. Where xsimd 8.1
+// differs from the C library at the edges (pow(0, 0) is 0 there, atan2(0, 0) NaN, erf(1e300) NaN,
+// log of a subnormal off by up to 33, hypot overflows, tgamma of 1e10 does not return), the
+// rule's file sets these to false and the rule runs lane by lane on the C library's functions, so
+// that every element follows the same conventions wherever it falls in a batch.
+template <class Rule>
+inline constexpr bool native_value_on_lanes = true;
+template <class Rule>
+inline constexpr bool native_partials_on_lanes = true;
+
+template <class... X>
+inline constexpr bool any_lanes = (Lanes<X> || ...);
+
+template <class Rule, class... X>
+NABLA_ALWAYS_INLINE constexpr auto value_on(const X&... x) {
+    if constexpr (any_lanes<X...> && !native_value_on_lanes<Rule>)
+        return per_lane([](const auto&... v) { return Rule::value(v...); }, x...);
+    else
+        return Rule::value(x...);
+}
+
+template <class Rule, std::size_t I, class Y, class... X>
+NABLA_ALWAYS_INLINE constexpr auto partial_on(const Y& y, const X&... x) {
+    if constexpr (Lanes<Y> && !native_partials_on_lanes<Rule>)
+        return per_lane(
+            [](const auto& w, const auto&... v) { return Rule::template partial<I>(w, v...); }, y,
+            x...);
+    else
+        return Rule::template partial<I>(y, x...);
 }
 
 // sign(x): -1, 0 or +1; sign(0) = 0 (so abs'(0) = 0), NaN for NaN.

@@ -253,4 +253,14 @@ struct lgamma_rule {
     }
 };
 
+// xsimd 8.1 differs from the C library at these functions' edges (rules/rule.hpp).
+template <>
+inline constexpr bool native_value_on_lanes<erf_rule> = false;
+template <>
+inline constexpr bool native_value_on_lanes<erfc_rule> = false;
+template <>
+inline constexpr bool native_value_on_lanes<lgamma_rule> = false;
+template <>
+inline constexpr bool native_value_on_lanes<tgamma_rule> = false;
+
 }  // namespace nabla::rules

@@ -166,4 +166,10 @@ struct atan2_rule {
     }
 };
 
+// xsimd 8.1 differs from the C library at these functions' edges (rules/rule.hpp).
+template <>
+inline constexpr bool native_value_on_lanes<atan2_rule> = false;
+template <>
+inline constexpr bool native_partials_on_lanes<atan2_rule> = false;
+
 }  // namespace nabla::rules
