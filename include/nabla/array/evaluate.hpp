@@ -293,7 +293,7 @@ inline constexpr auto group_members = [] {
 template <std::size_t Shift, class L>
 NABLA_ALWAYS_INLINE L shift_in(const L& previous, const L& current) {
     constexpr std::size_t W = width<L>;
-#if defined(__GNUC__) || defined(__clang__)
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
     using R = typename L::register_type;
     return [&]<std::size_t... T>(std::index_sequence<T...>) {
         return L(__builtin_shufflevector(R(previous), R(current),
@@ -331,7 +331,7 @@ NABLA_ALWAYS_INLINE L led_block(const std::array<L, N>& moved) {
 // gradient stored, not accumulated): one reduction whose seed factors (sum, mean, norm), read by
 // the top expression alone (so its adjoint is known right after the loops), whose arrays no other
 // such group writes, and whose views of one array differ by less than a batch (their adjoints
-// meet in registers). The others recompute in a reverse loop.
+// meet in registers): sum, mean, norm and logsumexp. The others recompute in a reverse loop.
 template <class P>
 struct fusion {
     static constexpr std::size_t W = width<lanes>;
