@@ -498,6 +498,13 @@ TEST_CASE("gradients taken in the forward loop and in reverse loops add up when 
     CHECK_THROWS_WITH(nabla::value_and_grad_into(sum(x * x), std::tie(in_place), in_place),
                       Catch::Contains("overlaps argument 0"));
     CHECK(in_place == std::vector<double>{1.0, 2.0, 3.0});
+    std::vector<double> kept{4.0, 5.0, 6.0}, other{7.0, 8.0};
+    CHECK_THROWS_AS(nabla::value_and_grad_into(sum(x) + sum(x * y), std::tie(kept, other),
+                                               std::vector<double>(3, 1.0),
+                                               std::vector<double>(2, 1.0)),
+                    nabla::shape_error);
+    CHECK(kept == std::vector<double>{4.0, 5.0, 6.0});
+    CHECK(other == std::vector<double>{7.0, 8.0});
     std::vector<double> short_gradient(2);
     CHECK_THROWS_AS(
         nabla::value_and_grad_into(sum(x), std::tie(short_gradient), std::vector<double>(3, 1.0)),

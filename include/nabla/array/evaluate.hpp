@@ -650,10 +650,9 @@ void scale_fused(Run& run) {
     (std::make_index_sequence<P::group_count>{});
 }
 
-// The forward loop of one group: every member reduction accumulates in four states per lane
-// (independent chains the processor overlaps), merged in a fixed order at the end.
-template <class P, std::size_t Group, bool Gradient, class Run>
-void forward_group(Run& run) {
+// The length of a group's loop, each member's recorded; throws if the members' lengths differ.
+template <class P, std::size_t Group, class Run>
+std::size_t group_length(Run& run) {
     constexpr auto members = group_members<P, Group>;
     const std::size_t n =
         run.template length_of<typename P::template body<members.first[0]>>("a reduction");
@@ -669,6 +668,24 @@ void forward_group(Run& run) {
         (check(members.first[M]), ...);
     }
     (std::make_index_sequence<members.second>{});
+    return n;
+}
+
+// Every loop's length, checked before anything is written.
+template <class P, class Run>
+void check_lengths(Run& run) {
+    [&]<std::size_t... Group>(std::index_sequence<Group...>) {
+        (group_length<P, Group>(run), ...);
+    }
+    (std::make_index_sequence<P::group_count>{});
+}
+
+// The forward loop of one group: every member reduction accumulates in four states per lane
+// (independent chains the processor overlaps), merged in a fixed order at the end.
+template <class P, std::size_t Group, bool Gradient, class Run>
+void forward_group(Run& run) {
+    constexpr auto members = group_members<P, Group>;
+    const std::size_t n = group_length<P, Group>(run);
     if constexpr (Gradient && fusion<P>::fused[Group] != P::count) {
         fused_group<P, fusion<P>::fused[Group]>(run, n);
         return;
@@ -866,6 +883,7 @@ double array_gradient_checked(const array_expression<Body>& f,
                   "nabla::value_and_grad: the array expression must be a scalar: reduce it "
                   "with sum, mean, prod, max, min, norm, dot or logsumexp.");
     auto run = start_run(f, args...);
+    check_lengths<P>(run);
     run.gradient = gradients;
     // Arrays a fused loop writes need no zeroing; the others are accumulated into.
     for (std::size_t k = 0; k < sizeof...(Args); ++k)
