@@ -32,6 +32,25 @@ std::vector<double> sample(std::size_t n, double lo, double hi, unsigned salt) {
 template <class P>
 constexpr std::size_t passes = P::group_count;
 
+// f's value and gradient at (xs, ys) against the tape's of `scalar`, a generic function of the
+// two arrays one after the other.
+template <class F, class Scalar>
+void check_against_tape(const F& f,
+                        const Scalar& scalar,
+                        const std::vector<double>& xs,
+                        const std::vector<double>& ys,
+                        double margin) {
+    std::vector<double> both(xs);
+    both.insert(both.end(), ys.begin(), ys.end());
+    const auto expected = nabla::value_and_grad(nabla::mode::reverse, scalar, both);
+    const auto [value, gx, gy] = nabla::value_and_grad(f, xs, ys);
+    CHECK(value == Approx(expected.value).epsilon(1e-13));
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+        CHECK(gx[i] == Approx(expected.gradient[i]).epsilon(1e-12).margin(margin));
+        CHECK(gy[i] == Approx(expected.gradient[xs.size() + i]).epsilon(1e-12).margin(margin));
+    }
+}
+
 }  // namespace
 
 TEST_CASE("an element-wise sum and its gradient equal the static scalar expression's, element "
@@ -434,17 +453,8 @@ TEST_CASE("nested reductions: the gradient through a standardised array equals t
         return total + 0.5 * p;
     };
     for (const std::size_t n : {std::size_t{2}, W + 1, std::size_t{37}}) {
-        const auto xs = sample(n, -1.0, 1.0, 11);
-        const auto ys = sample(n, 0.8, 1.2, 12);
-        std::vector<double> both(xs);
-        both.insert(both.end(), ys.begin(), ys.end());
-        const auto expected = nabla::value_and_grad(nabla::mode::reverse, scalar, both);
-        const auto [value, gx, gy] = nabla::value_and_grad(f, xs, ys);
-        CHECK(value == Approx(expected.value).epsilon(1e-13));
-        for (std::size_t i = 0; i < n; ++i) {
-            CHECK(gx[i] == Approx(expected.gradient[i]).epsilon(1e-12).margin(1e-14));
-            CHECK(gy[i] == Approx(expected.gradient[n + i]).epsilon(1e-12).margin(1e-14));
-        }
+        INFO("n = " << n);
+        check_against_tape(f, scalar, sample(n, -1.0, 1.0, 11), sample(n, 0.8, 1.2, 12), 1e-14);
     }
 }
 
@@ -479,15 +489,8 @@ TEST_CASE("gradients taken in the forward loop and in reverse loops add up when 
         INFO("n = " << n);
         const auto xs = sample(n, 0.5, 1.5, 15);
         const auto ys = sample(n, 0.5, 1.5, 16);
-        std::vector<double> both(xs);
-        both.insert(both.end(), ys.begin(), ys.end());
-        const auto expected = nabla::value_and_grad(nabla::mode::reverse, scalar, both);
+        check_against_tape(f, scalar, xs, ys, 1e-13);
         const auto [value, gx, gy] = nabla::value_and_grad(f, xs, ys);
-        CHECK(value == Approx(expected.value).epsilon(1e-13));
-        for (std::size_t i = 0; i < n; ++i) {
-            CHECK(gx[i] == Approx(expected.gradient[i]).epsilon(1e-12).margin(1e-13));
-            CHECK(gy[i] == Approx(expected.gradient[n + i]).epsilon(1e-12).margin(1e-13));
-        }
         // Into arrays holding garbage: every entry is written.
         std::vector<double> hx(n, 1e300), hy(n, -7.0);
         CHECK(nabla::value_and_grad_into(f, std::tie(hx, hy), xs, ys) == value);

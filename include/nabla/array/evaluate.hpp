@@ -411,6 +411,17 @@ struct fusion {
     }();
 };
 
+// A loop's accumulators merged in order, then its lanes, into one state of plain numbers.
+template <std::size_t W, class State, std::size_t U>
+NABLA_ALWAYS_INLINE auto fold_states(std::array<State, U>& states) {
+    for (std::size_t u = 1; u < U; ++u)
+        states[0].merge(states[u]);
+    auto scalar = states[0].lane(0);
+    for (std::size_t k = 1; k < W; ++k)
+        scalar.merge(states[0].lane(k));
+    return scalar;
+}
+
 // A value-only loop over reduction J's elements with another kind (logsumexp's maximum).
 template <class P, std::size_t J, class Kind, class Run>
 double prepass(const Run& run, std::size_t n) {
@@ -427,11 +438,7 @@ double prepass(const Run& run, std::size_t n) {
             states[u].add(element_value<L, E>(run, pool, results, i + u * W));
     for (; i + W <= n; i += W)
         states[0].add(element_value<L, E>(run, pool, results, i));
-    for (std::size_t u = 1; u < unroll; ++u)
-        states[0].merge(states[u]);
-    auto scalar = states[0].lane(0);
-    for (std::size_t k = 1; k < W; ++k)
-        scalar.merge(states[0].lane(k));
+    auto scalar = fold_states<W>(states);
     const auto scalar_pool = run.template pool_lanes<double>();
     const auto scalar_results = run.template result_lanes<double>();
     for (; i < n; ++i)
@@ -562,11 +569,7 @@ void fused_group(Run& run, std::size_t n) {
                 }(),
                 ...);
         }
-        for (std::size_t u = 1; u < unroll; ++u)
-            states[0].merge(states[u]);
-        auto scalar = states[0].lane(0);
-        for (std::size_t k = 1; k < W; ++k)
-            scalar.merge(states[0].lane(k));
+        auto scalar = fold_states<W>(states);
         const auto scalar_pool = run.template pool_lanes<double>();
         const auto scalar_results = run.template result_lanes<double>();
         std::array<double, leaf_count> tail_adjoint{};
@@ -721,12 +724,7 @@ void forward_group(Run& run) {
         (
             [&] {
                 constexpr std::size_t j = members.first[M];
-                auto& s = std::get<M>(lanes_states);
-                for (std::size_t u = 1; u < unroll; ++u)
-                    s[0].merge(s[u]);
-                auto scalar = s[0].lane(0);
-                for (std::size_t k = 1; k < W; ++k)
-                    scalar.merge(s[0].lane(k));
+                auto scalar = fold_states<W>(std::get<M>(lanes_states));
                 for (std::size_t t = i; t < n; ++t)
                     scalar.add(element_value<double, typename P::template body<j>>(
                         run, scalar_pool, scalar_results, t));
