@@ -208,10 +208,14 @@ struct norm_kind {
 // exp(v - m) is taken as 1 where v == m, so infinite elements give +inf or -inf, not NaN.
 struct logsumexp_kind {
     static constexpr const char* name = "logsumexp";
+    // The difference is at most 0 here; below -1000 (-inf included) exp gives 0 either way, and
+    // xsimd's exp must see neither -inf nor NaN (it converts its argument to an integer).
     template <class L>
     NABLA_ALWAYS_INLINE static L exp_difference(const L& a, const L& b) {
         using std::exp;
-        return exp(detail::pick(a == b, L(0.0), a - b));
+        const L d = detail::pick(a == b, L(0.0), a - b);
+        const auto nan = rules::is_nan(d);
+        return detail::pick(nan, d, exp(detail::pick(nan || d < L(-1000.0), L(-1000.0), d)));
     }
     template <class L>
     struct state {

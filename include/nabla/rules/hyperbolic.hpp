@@ -129,4 +129,12 @@ inline constexpr bool native_value_on_lanes<acosh_rule> = false;
 template <>
 inline constexpr bool native_partials_on_lanes<asinh_rule> = false;
 
+// Where xsimd 8.1 converts the argument to an integer (rules/rule.hpp, lanes_limit).
+template <>
+inline constexpr double lanes_limit<sinh_rule> = 700.0;
+template <>
+inline constexpr double lanes_limit<cosh_rule> = 700.0;
+template <>
+inline constexpr double lanes_limit<tanh_rule> = 700.0;
+
 }  // namespace nabla::rules

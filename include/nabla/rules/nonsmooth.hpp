@@ -234,4 +234,15 @@ struct fmax_rule : piecewise_linear<fmax_rule> {
     }
 };
 
+// Without SSE4.1 xsimd rounds through an integer conversion (rules/rule.hpp); beyond 2^52 every
+// double is an integer already.
+template <>
+inline constexpr double lanes_limit<floor_rule> = 4503599627370496.0;
+template <>
+inline constexpr double lanes_limit<ceil_rule> = 4503599627370496.0;
+template <>
+inline constexpr double lanes_limit<round_rule> = 4503599627370496.0;
+template <>
+inline constexpr double lanes_limit<trunc_rule> = 4503599627370496.0;
+
 }  // namespace nabla::rules

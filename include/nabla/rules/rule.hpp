@@ -117,25 +117,53 @@ inline constexpr bool native_value_on_lanes = true;
 template <class Rule>
 inline constexpr bool native_partials_on_lanes = true;
 
+// Beyond this magnitude, and at infinities and NaN, a rule's SIMD function converts its
+// argument to an integer out of range (xsimd 8.1's exponentials and trigonometric reductions
+// without AVX-512: undefined behaviour, which UBSan reports); a batch holding such an element
+// runs lane by lane instead. 0: no such limit.
+template <class Rule>
+inline constexpr double lanes_limit = 0.0;
+
+template <class T>
+NABLA_ALWAYS_INLINE bool beyond(const T& x, double limit) {
+    if constexpr (Lanes<T>)
+        return any(abs(x) > T(limit)) || any(isnan(x));
+    else
+        return false;
+}
+
 template <class... X>
 inline constexpr bool any_lanes = (Lanes<X> || ...);
 
 template <class Rule, class... X>
 NABLA_ALWAYS_INLINE constexpr auto value_on(const X&... x) {
-    if constexpr (any_lanes<X...> && !native_value_on_lanes<Rule>)
-        return per_lane([](const auto&... v) { return Rule::value(v...); }, x...);
-    else
+    const auto by_lane = [](const auto&... v) { return Rule::value(v...); };
+    if constexpr (any_lanes<X...> && !native_value_on_lanes<Rule>) {
+        return per_lane(by_lane, x...);
+    } else if constexpr (any_lanes<X...> && lanes_limit<Rule> > 0.0) {
+        if ((beyond(x, lanes_limit<Rule>) || ...))
+            return per_lane(by_lane, x...);
         return Rule::value(x...);
+    } else {
+        return Rule::value(x...);
+    }
 }
 
 template <class Rule, std::size_t I, class Y, class... X>
 NABLA_ALWAYS_INLINE constexpr auto partial_on(const Y& y, const X&... x) {
-    if constexpr (Lanes<Y> && !native_partials_on_lanes<Rule>)
-        return per_lane(
-            [](const auto& w, const auto&... v) { return Rule::template partial<I>(w, v...); }, y,
-            x...);
-    else
+    const auto by_lane = [](const auto& w, const auto&... v) {
+        return Rule::template partial<I>(w, v...);
+    };
+    if constexpr (Lanes<Y> && !native_partials_on_lanes<Rule>) {
+        return per_lane(by_lane, y, x...);
+    } else if constexpr (Lanes<Y> && lanes_limit<Rule> > 0.0 &&
+                         Lanes<decltype(Rule::template partial<I>(y, x...))>) {
+        if ((beyond(x, lanes_limit<Rule>) || ...))
+            return per_lane(by_lane, y, x...);
         return Rule::template partial<I>(y, x...);
+    } else {
+        return Rule::template partial<I>(y, x...);
+    }
 }
 
 // sign(x): -1, 0 or +1; sign(0) = 0 (so abs'(0) = 0), NaN for NaN.

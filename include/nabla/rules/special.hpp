@@ -263,4 +263,10 @@ inline constexpr bool native_value_on_lanes<lgamma_rule> = false;
 template <>
 inline constexpr bool native_value_on_lanes<tgamma_rule> = false;
 
+// Their partials take exp(-x^2), which xsimd must not see beyond -700 (rules/rule.hpp).
+template <>
+inline constexpr double lanes_limit<erf_rule> = 26.0;
+template <>
+inline constexpr double lanes_limit<erfc_rule> = 26.0;
+
 }  // namespace nabla::rules

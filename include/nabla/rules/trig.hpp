@@ -172,4 +172,12 @@ inline constexpr bool native_value_on_lanes<atan2_rule> = false;
 template <>
 inline constexpr bool native_partials_on_lanes<atan2_rule> = false;
 
+// Where xsimd 8.1 converts the argument to an integer (rules/rule.hpp, lanes_limit).
+template <>
+inline constexpr double lanes_limit<sin_rule> = 1e8;
+template <>
+inline constexpr double lanes_limit<cos_rule> = 1e8;
+template <>
+inline constexpr double lanes_limit<tan_rule> = 1e8;
+
 }  // namespace nabla::rules
