@@ -775,13 +775,6 @@ constexpr bool check_array_call() {
     return arrays;
 }
 
-template <class Body, std::size_t Arguments>
-auto make_run() {
-    using G = graph_t<Body>;
-    using P = program<G>;
-    return array_run<P, Arguments, constant_count<Body>>{};
-}
-
 template <class Body, class... Args>
 auto start_run(const array_expression<Body>& f, const Args&... args) {
     using G = graph_t<Body>;
@@ -795,7 +788,7 @@ auto start_run(const array_expression<Body>& f, const Args&... args) {
     static_assert(bound <= sizeof...(Args),
                   "nabla: too few arrays: the expression reads an array variable whose index is "
                   "not covered by the arguments given.");
-    auto run = make_run<Body, sizeof...(Args)>();
+    array_run<program<G>, sizeof...(Args), constant_count<Body>> run{};
     std::size_t k = 0;
     const auto bind = [&](const auto& a) {
         if constexpr (requires { a.dimension(); }) {
