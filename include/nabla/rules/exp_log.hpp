@@ -154,11 +154,11 @@ inline constexpr bool native_value_on_lanes<log2_rule> = false;
 template <>
 inline constexpr bool native_value_on_lanes<log10_rule> = false;
 
-// Where xsimd 8.1 converts the argument to an integer (rules/rule.hpp, lanes_limit).
+// Where xsimd 8.1 converts the argument to an integer (rules/rule.hpp, lanes_clamp, lanes_limit).
 template <>
-inline constexpr double lanes_limit<exp_rule> = 700.0;
+inline constexpr double lanes_clamp<exp_rule> = 1000.0;
 template <>
-inline constexpr double lanes_limit<exp2_rule> = 1000.0;
+inline constexpr double lanes_clamp<exp2_rule> = 1100.0;
 template <>
 inline constexpr double lanes_limit<expm1_rule> = 700.0;
 

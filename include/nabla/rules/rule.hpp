@@ -124,6 +124,12 @@ inline constexpr bool native_partials_on_lanes = true;
 template <class Rule>
 inline constexpr double lanes_limit = 0.0;
 
+// For rules whose SIMD function saturates by itself beyond some magnitude (xsimd's exp and exp2
+// return 0 or infinity there), a cheaper way than lanes_limit: the argument is clamped to this
+// bound, which the integer conversion survives, and NaN is put back afterwards. 0: not so.
+template <class Rule>
+inline constexpr double lanes_clamp = 0.0;
+
 template <class T>
 NABLA_ALWAYS_INLINE bool beyond(const T& x, double limit) {
     // One comparison: NaN fails it too.
@@ -141,8 +147,17 @@ NABLA_ALWAYS_INLINE constexpr auto value_on(const X&... x) {
     const auto by_lane = [](const auto&... v) { return Rule::value(v...); };
     if constexpr (any_lanes<X...> && !native_value_on_lanes<Rule>) {
         return per_lane(by_lane, x...);
+    } else if constexpr (any_lanes<X...> && lanes_clamp<Rule> > 0.0) {
+        static_assert(sizeof...(X) == 1, "lanes_clamp serves functions of one argument");
+        const auto clamped = [](const auto& v) {
+            using T = std::remove_cvref_t<decltype(v)>;
+            // x86's min gives the bound for NaN; where min keeps NaN, the conversion is the
+            // hardware's, defined. Either way the select below puts NaN back.
+            return max(min(v, T(lanes_clamp<Rule>)), T(-lanes_clamp<Rule>));
+        };
+        return select(is_nan(x)..., x..., Rule::value(clamped(x)...));
     } else if constexpr (any_lanes<X...> && lanes_limit<Rule> > 0.0) {
-        if ((beyond(x, lanes_limit<Rule>) || ...))
+        if ((beyond(x, lanes_limit<Rule>) || ...)) [[unlikely]]
             return per_lane(by_lane, x...);
         return Rule::value(x...);
     } else {
@@ -159,7 +174,7 @@ NABLA_ALWAYS_INLINE constexpr auto partial_on(const Y& y, const X&... x) {
         return per_lane(by_lane, y, x...);
     } else if constexpr (Lanes<Y> && lanes_limit<Rule> > 0.0 &&
                          Lanes<decltype(Rule::template partial<I>(y, x...))>) {
-        if ((beyond(x, lanes_limit<Rule>) || ...))
+        if ((beyond(x, lanes_limit<Rule>) || ...)) [[unlikely]]
             return per_lane(by_lane, y, x...);
         return Rule::template partial<I>(y, x...);
     } else {
