@@ -6,7 +6,14 @@
 //   auto f = sum(exp(sin(x) * y) + log1p(x * x));
 //   double v = f(xs, ys);                                 // std::vector<double>, spans, xtensor
 //   auto [value, gx, gy] = nabla::value_and_grad(f, xs, ys);
+//
+// And on the run-time tape, one entry per array operation (nabla::var_array), for generic
+// callables and code whose operations depend on values:
+//
+//   auto [value, gx] = nabla::value_and_grad(nabla::mode::arrays, f, xs);
 
+#include "api/arrays.hpp"
+#include "array/active.hpp"
 #include "array/evaluate.hpp"
 #include "array/expression.hpp"
 #include "array/plan.hpp"

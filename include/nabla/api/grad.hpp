@@ -42,12 +42,16 @@ NABLA_ALWAYS_INLINE constexpr auto static_value_and_grad(const F& f, const Args&
 
 // Forcing a mode: value_and_grad(nabla::mode::forward, f, args...) evaluates f on dual numbers
 // even when f is a static expression; nabla::mode::reverse records a generic callable on the
-// run-time tape, and takes the compile-time reverse sweep for a static expression.
+// run-time tape, and takes the compile-time reverse sweep for a static expression;
+// nabla::mode::arrays records it on the tape with whole arrays as arguments (<nabla/array.hpp>,
+// api/arrays.hpp).
 namespace mode {
 struct forward_t {};
 struct reverse_t {};
+struct arrays_t {};
 inline constexpr forward_t forward{};
 inline constexpr reverse_t reverse{};
+inline constexpr arrays_t arrays{};
 }  // namespace mode
 
 namespace detail {

@@ -775,6 +775,24 @@ constexpr bool check_array_call() {
     return arrays;
 }
 
+// An argument must be one-dimensional and contiguous (an xtensor view's elements start at
+// data() + data_offset()); argument k, for the message.
+template <class C>
+void check_array_argument(const C& a, std::size_t k) {
+    if constexpr (requires { a.dimension(); }) {
+        if (a.dimension() != 1)
+            throw shape_error("nabla: array expressions take one-dimensional arrays; argument " +
+                              std::to_string(k) + " has " + std::to_string(a.dimension()) +
+                              " dimensions");
+    }
+    if constexpr (requires { a.data_offset(); }) {
+        if (a.size() > 1 && a.strides()[0] != 1)
+            throw shape_error("nabla: array expressions take contiguous arrays; argument " +
+                              std::to_string(k) +
+                              " is a strided view (copy it into an xt::xtensor first)");
+    }
+}
+
 template <class Body, class... Args>
 auto start_run(const array_expression<Body>& f, const Args&... args) {
     using G = graph_t<Body>;
@@ -791,20 +809,7 @@ auto start_run(const array_expression<Body>& f, const Args&... args) {
     array_run<program<G>, sizeof...(Args), constant_count<Body>> run{};
     std::size_t k = 0;
     const auto bind = [&](const auto& a) {
-        if constexpr (requires { a.dimension(); }) {
-            if (a.dimension() != 1)
-                throw shape_error(
-                    "nabla: array expressions take one-dimensional arrays; argument " +
-                    std::to_string(k) + " has " + std::to_string(a.dimension()) + " dimensions");
-        }
-        if constexpr (requires { a.data_offset(); }) {
-            // An xtensor view: its elements start at data() + data_offset(), and must be
-            // contiguous.
-            if (a.size() > 1 && a.strides()[0] != 1)
-                throw shape_error("nabla: array expressions take contiguous arrays; argument " +
-                                  std::to_string(k) +
-                                  " is a strided view (copy it into an xt::xtensor first)");
-        }
+        check_array_argument(a, k);
         run.data[k] = first_element(a);
         run.size[k] = a.size();
         ++k;

@@ -94,6 +94,7 @@ public:
 private:
     template <class>
     friend class tape;
+    friend struct detail::tape_access;
 
     active(const T& v, detail::tape_index index, std::uint32_t generation)
         : value(v),

@@ -211,11 +211,14 @@ private:
     // A custom operation on the tape (reverse/custom.hpp): its outputs are statements
     // first_output .. first_output + outputs - 1 without operands; the pullback maps their
     // adjoints to the adjoints of its inputs.
+    // An array operation (array/active.hpp) is an entry of the same kind whose pullback adds
+    // into the adjoints itself (array_pullback, given the tape's adjoints), without copies.
     struct custom_entry {
         detail::tape_index first_output;
         detail::tape_index outputs;
         std::vector<detail::tape_index> inputs;
         std::function<std::vector<T>(const std::vector<T>&)> pullback;
+        std::function<void(T*)> array_pullback;
     };
 
     // A variable of another recording must be passive (index 0), or it is stale.
@@ -240,6 +243,10 @@ private:
     }
 
     void run_pullback(const custom_entry& c) {
+        if (c.array_pullback) {
+            c.array_pullback(adjoints_.data());
+            return;
+        }
         std::vector<T> w(c.outputs);
         bool any = false;
         for (std::size_t i = 0; i < c.outputs; ++i) {

@@ -64,10 +64,46 @@ struct tape_access {
                            tape_index outputs,
                            std::vector<tape_index> inputs,
                            Pullback&& pullback) {
-        t.customs_.push_back(
-            typename tape<T>::custom_entry{first_output, outputs, std::move(inputs),
-                                           std::function<std::vector<T>(const std::vector<T>&)>(
-                                               std::forward<Pullback>(pullback))});
+        t.customs_.push_back(typename tape<T>::custom_entry{
+            first_output,
+            outputs,
+            std::move(inputs),
+            std::function<std::vector<T>(const std::vector<T>&)>(std::forward<Pullback>(pullback)),
+            {}});
+    }
+    // The active variable of statement `index` of the recording `generation`.
+    template <class T>
+    NABLA_ALWAYS_INLINE static active<T>
+    variable(const T& value, tape_index index, std::uint32_t generation) {
+        return active<T>(value, index, generation);
+    }
+    // n new variables without operands, recorded one after another (an array's elements); the
+    // index of the first.
+    template <class T>
+    static tape_index add_variables(tape<T>& t, std::size_t n) {
+        const std::size_t first = t.ends_.size();
+        t.ends_.reserve_more(n);
+        tape_index* const end = t.ends_.data() + first;
+        const auto pairs_end = static_cast<tape_index>(t.pairs_.size());
+        for (std::size_t k = 0; k < n; ++k)
+            end[k] = pairs_end;
+        t.ends_.advance(n);
+        return static_cast<tape_index>(first);
+    }
+    // Records an array operation (array/active.hpp) whose outputs are the `outputs` variables
+    // from `first_output` on: in the sweep, pullback(adjoints) adds their adjoints, pulled back,
+    // into those of its operands.
+    template <class T, class Pullback>
+    static void add_array_operation(tape<T>& t,
+                                    tape_index first_output,
+                                    tape_index outputs,
+                                    Pullback&& pullback) {
+        t.customs_.push_back(typename tape<T>::custom_entry{
+            first_output,
+            outputs,
+            {},
+            {},
+            std::function<void(T*)>(std::forward<Pullback>(pullback))});
     }
 };
 

@@ -1,0 +1,585 @@
+#pragma once
+// Arrays on the run-time tape: nabla::var_array, a one-dimensional array of active numbers that
+// the tape (reverse/tape.hpp) records as a whole. Each array operation, an element-wise function
+// or arithmetic or a reduction, is one entry of the tape whatever the array's length: its
+// elements are consecutive variables of the tape, its partials are kept as arrays, and the sweep
+// pulls the adjoints back in one SIMD loop per operation. Slices are free: they share the values
+// and refer to a range of the same variables. An element, x[i], is an ordinary nabla::var, so
+// arrays and scalar statements mix, and control flow on values works as with scalars.
+//
+//   nabla::tape<> t;
+//   auto recording = t.record();
+//   nabla::var_array x = nabla::input_array(t, xs);
+//   nabla::var m = amax(x);
+//   nabla::var f = log(sum(exp(x - m))) + m;         // three array entries, one statement
+//   t.gradient(f);
+//   std::vector<double> g = nabla::adjoints(t, x);
+//
+// nabla::value_and_grad(nabla::mode::arrays, f, xs, ...) records a generic callable this way
+// (api/arrays.hpp). The partials come from the rule table, as in every other mode; the element
+// conventions are the scalar tape's: an element whose adjoint is zero passes nothing back, even
+// through an infinite partial.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <span>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "../config.hpp"
+#include "../literal.hpp"
+#include "../reverse/active.hpp"
+#include "../reverse/detail/access.hpp"
+#include "../reverse/errors.hpp"
+#include "../reverse/tape.hpp"
+#include "../rules/functions.hpp"
+#include "../rules/rule.hpp"
+#include "evaluate.hpp"
+#include "reductions.hpp"
+
+namespace nabla {
+
+class var_array;
+
+namespace detail {
+struct var_array_access;
+}  // namespace detail
+
+// A one-dimensional array of active doubles. Made by nabla::input_array (independent variables),
+// by array operations on other var_arrays, or from a container of doubles (a constant array,
+// recorded nowhere). Its values cannot be changed: an operation makes a new array.
+class var_array {
+public:
+    using value_type = var;
+
+    var_array() = default;
+    // A constant array with these values (implicit, so that data mixes with active arrays:
+    // sum(x * weights)).
+    template <class C>
+    requires detail::ArrayArgument<C> &&(!std::is_same_v<std::remove_cvref_t<C>, var_array>)
+        var_array(const C& values)  // NOLINT(google-explicit-constructor)
+        : values_(
+              (detail::check_array_argument(values, 0),
+               std::make_shared<const std::vector<double>>(
+                   detail::first_element(values), detail::first_element(values) + values.size()))),
+          size_(static_cast<std::size_t>(values.size())) {}
+    // The array of these variables (each element refers to its variable; one tape entry).
+    explicit var_array(std::span<const var> elements);
+    explicit var_array(const std::vector<var>& elements)
+        : var_array(std::span<const var>(elements.data(), elements.size())) {}
+
+    std::size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    // Element i's value, and all of them.
+    double value(std::size_t i) const { return data()[i]; }
+    std::span<const double> values() const { return {data(), size_}; }
+    // Element i as an active variable (no new statement: it is the array's own variable).
+    var operator[](std::size_t i) const {
+        return first_ == 0
+                   ? var(value(i))
+                   : detail::tape_access::variable(
+                         value(i), static_cast<detail::tape_index>(first_ + i), generation_);
+    }
+    var operator()(std::size_t i) const { return (*this)[i]; }
+    // Checked: a tape_error past the end.
+    var at(std::size_t i) const {
+        if (i >= size_)
+            detail::throw_tape_error("var_array::at(" + std::to_string(i) + "): the array has " +
+                                     std::to_string(size_) + " elements");
+        return (*this)[i];
+    }
+    // Elements begin .. end - 1, sharing this array's values and variables (a shape_error unless
+    // begin <= end <= size()).
+    var_array slice(std::size_t begin, std::size_t end) const {
+        if (begin > end || end > size_)
+            throw shape_error("nabla: var_array::slice(" + std::to_string(begin) + ", " +
+                              std::to_string(end) + ") of an array of " + std::to_string(size_) +
+                              " elements");
+        var_array view = *this;
+        view.offset_ = offset_ + begin;
+        view.size_ = end - begin;
+        if (first_ != 0)
+            view.first_ = static_cast<detail::tape_index>(first_ + begin);
+        return view;
+    }
+    // The compile-time views of static array expressions work here too: x(nabla::from<1>).
+    template <std::size_t Begin, long End>
+    var_array operator()(nabla::slice<Begin, End>) const {
+        constexpr std::size_t drop = Begin + nabla::slice<Begin, End>::trim;
+        if (drop > size_)
+            throw shape_error("nabla: a view drops " + std::to_string(drop) +
+                              " elements of an array of " + std::to_string(size_));
+        return slice(Begin, size_ - nabla::slice<Begin, End>::trim);
+    }
+    // Whether the array is recorded nowhere (a constant).
+    bool is_constant() const { return first_ == 0; }
+
+    // Iteration yields the elements as variables (for code written over containers of numbers).
+    class iterator {
+    public:
+        using value_type = var;
+        using difference_type = std::ptrdiff_t;
+        iterator() = default;
+        iterator(const var_array* a, std::size_t i) : array_(a), i_(i) {}
+        var operator*() const { return (*array_)[i_]; }
+        iterator& operator++() {
+            ++i_;
+            return *this;
+        }
+        iterator operator++(int) {
+            iterator old = *this;
+            ++i_;
+            return old;
+        }
+        bool operator==(const iterator& o) const { return i_ == o.i_; }
+
+    private:
+        const var_array* array_ = nullptr;
+        std::size_t i_ = 0;
+    };
+    iterator begin() const { return {this, 0}; }
+    iterator end() const { return {this, size_}; }
+
+private:
+    friend struct detail::var_array_access;
+
+    const double* data() const { return values_ ? values_->data() + offset_ : nullptr; }
+
+    std::shared_ptr<const std::vector<double>> values_;
+    std::size_t offset_ = 0;
+    std::size_t size_ = 0;
+    detail::tape_index first_ = 0;  // the variable of element 0; 0: a constant
+    std::uint32_t generation_ = 0;
+};
+
+namespace detail {
+
+struct var_array_access {
+    static var_array
+    make(std::shared_ptr<const std::vector<double>> values, tape_index first, std::uint32_t g) {
+        var_array a;
+        a.size_ = values->size();
+        a.values_ = std::move(values);
+        a.first_ = first;
+        a.generation_ = g;
+        return a;
+    }
+    static const double* data(const var_array& a) { return a.data(); }
+    static tape_index first(const var_array& a) { return a.first_; }
+    static std::uint32_t generation(const var_array& a) { return a.generation_; }
+    // The values, kept alive for a pullback, and where this view starts in them.
+    static std::shared_ptr<const std::vector<double>> values(const var_array& a) {
+        return a.values_;
+    }
+};
+
+// The tape an operation on these operands records on: the thread's active tape when any operand
+// is active (after checking that each is of its current recording), null when all are constants.
+inline tape<double>* tape_for(std::initializer_list<std::pair<tape_index, std::uint32_t>> ops) {
+    tape<double>* on = active_tape<double>;
+    bool active = false;
+    for (const auto& [index, generation] : ops) {
+        if (index == 0)
+            continue;
+        if (on == nullptr)
+            throw_stale();
+        tape_access::check(*on, generation, index);
+        active = true;
+    }
+    return active ? on : nullptr;
+}
+
+// An operand of an element-wise operation: an array (read at every element), or a number or a
+// variable broadcast to every element.
+struct array_side {
+    const double* values;
+    tape_index index;
+    std::uint32_t generation;
+    static constexpr bool is_array = true;
+    template <class L>
+    NABLA_ALWAYS_INLINE L at(std::size_t i) const {
+        return load<L>(values + i);
+    }
+};
+struct scalar_side {
+    double value;
+    tape_index index;
+    std::uint32_t generation;
+    static constexpr bool is_array = false;
+    template <class L>
+    NABLA_ALWAYS_INLINE L at(std::size_t) const {
+        return L(value);
+    }
+};
+
+inline array_side side_of(const var_array& a) {
+    return {var_array_access::data(a), var_array_access::first(a), var_array_access::generation(a)};
+}
+inline scalar_side side_of(const var& v) {
+    return {v.value, v.index(), v.generation()};
+}
+inline scalar_side side_of(double v) {
+    return {v, 0, 0};
+}
+
+inline std::size_t operand_size(const var_array& a) {
+    return a.size();
+}
+inline std::size_t operand_size(const var&) {
+    return 1;
+}
+inline std::size_t operand_size(double) {
+    return 1;
+}
+
+template <class... Sides>
+std::size_t common_length(const Sides&... sides) {
+    std::size_t n = 0;
+    bool found = false;
+    const auto take = [&](const auto& side, std::size_t length) {
+        if constexpr (std::remove_cvref_t<decltype(side)>::is_array) {
+            if (found && length != n)
+                throw shape_error("nabla: element-wise operands of different lengths, " +
+                                  std::to_string(n) + " and " + std::to_string(length));
+            n = length;
+            found = true;
+        }
+    };
+    (take(sides.first, sides.second), ...);
+    return n;
+}
+
+template <class L, class P>
+NABLA_ALWAYS_INLINE L to_lanes(const P& p) {
+    if constexpr (CompileTimeConstant<P>)
+        return L(as<double>(p));
+    else
+        return L(p);
+}
+
+// Whether partial I of Rule is a compile-time constant (add's 1): then nothing is stored.
+template <class Rule, std::size_t I, std::size_t Arity>
+inline constexpr bool constant_partial = [] {
+    if constexpr (Arity == 1)
+        return CompileTimeConstant<decltype(rules::partial_on<Rule, I>(0.0, 0.0))>;
+    else
+        return CompileTimeConstant<decltype(rules::partial_on<Rule, I>(0.0, 0.0, 0.0))>;
+}();
+
+template <class Rule, std::size_t I, std::size_t Arity>
+constexpr double constant_partial_value() {
+    if constexpr (Arity == 1)
+        return as<double>(decltype(rules::partial_on<Rule, I>(0.0, 0.0)){});
+    else
+        return as<double>(decltype(rules::partial_on<Rule, I>(0.0, 0.0, 0.0)){});
+}
+
+// adjoint * partial, except that a zero adjoint gives 0 even through an infinite partial.
+template <class L>
+NABLA_ALWAYS_INLINE L pulled(const L& adjoint, const L& partial) {
+    using rules::select;
+    return select(adjoint == L(0.0), L(0.0), adjoint * partial);
+}
+
+// Pulls the outputs' adjoints back into one operand: into each element's (an array), or summed
+// into one variable (a broadcast number). `partial(i)` gives the partials at element i as lanes.
+template <bool IsArray, class Partial>
+void pull_back(double* adjoints,
+               tape_index output,
+               tape_index operand,
+               std::size_t n,
+               const Partial& partial) {
+    const double* const out = adjoints + output;
+    double* const in = adjoints + operand;
+    std::size_t i = 0;
+    if constexpr (IsArray) {
+#if NABLA_ARRAY_LANES
+        for (; i + width<lanes> <= n; i += width<lanes>)
+            add_to(in + i, pulled(load<lanes>(out + i), partial.template operator()<lanes>(i)));
+#endif
+        for (; i < n; ++i)
+            in[i] += pulled(out[i], partial.template operator()<double>(i));
+    } else {
+        double total = 0.0;
+#if NABLA_ARRAY_LANES
+        lanes sum(0.0);
+        for (; i + width<lanes> <= n; i += width<lanes>)
+            sum += pulled(load<lanes>(out + i), partial.template operator()<lanes>(i));
+        total = add_lanes(sum);
+#endif
+        for (; i < n; ++i)
+            total += pulled(out[i], partial.template operator()<double>(i));
+        *in += total;
+    }
+}
+
+// An element-wise operation: its values in one loop (with the partials of the active operands,
+// kept as arrays unless they are constants), and one tape entry whose pullback is one loop per
+// active operand.
+template <class Rule, class... Operands>
+var_array elementwise(const Operands&... operands) {
+    constexpr std::size_t arity = sizeof...(Operands);
+    static_assert(arity == 1 || arity == 2);
+    const std::tuple sides{side_of(operands)...};
+    const std::size_t n = std::apply(
+        [&](const auto&... s) {
+            return common_length(std::pair{s, static_cast<std::size_t>(operand_size(operands))}...);
+        },
+        sides);
+    tape<double>* const on = std::apply(
+        [](const auto&... s) {
+            return tape_for({{s.index, s.generation}...});
+        },
+        sides);
+    const std::array<bool, arity> active{(on != nullptr && side_of(operands).index != 0)...};
+
+    auto values = std::make_shared<std::vector<double>>(n);
+    std::array<std::vector<double>, arity> partials;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+        ((active[I] && !constant_partial<Rule, I, arity> ? partials[I].resize(n) : void()), ...);
+    }
+    (std::make_index_sequence<arity>{});
+
+    const auto step = [&]<class L>(std::size_t i) {
+        const auto at = [&]<std::size_t K>() { return std::get<K>(sides).template at<L>(i); };
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            const std::tuple x{at.template operator()<I>()...};
+            const L y = to_lanes<L>(rules::value_on<Rule>(std::get<I>(x)...));
+            store_lanes(values->data() + i, y);
+            const auto keep_partial = [&]<std::size_t K>() {
+                if constexpr (!constant_partial<Rule, K, arity>)
+                    if (!partials[K].empty())
+                        store_lanes(partials[K].data() + i,
+                                    to_lanes<L>(rules::partial_on<Rule, K>(y, std::get<I>(x)...)));
+            };
+            (keep_partial.template operator()<I>(), ...);
+        }
+        (std::make_index_sequence<arity>{});
+    };
+    std::size_t i = 0;
+#if NABLA_ARRAY_LANES
+    for (; i + width<lanes> <= n; i += width<lanes>)
+        step.template operator()<lanes>(i);
+#endif
+    for (; i < n; ++i)
+        step.template operator()<double>(i);
+
+    if (on == nullptr || n == 0)
+        return var_array_access::make(std::move(values), 0, 0);
+    const tape_index first = tape_access::add_variables(*on, n);
+    tape_access::add_array_operation(
+        *on, first, static_cast<tape_index>(n),
+        [first, n, active, partials = std::move(partials), sides](double* adjoints) {
+            [&]<std::size_t... I>(std::index_sequence<I...>) {
+                const auto one = [&]<std::size_t K>() {
+                    if (!active[K])
+                        return;
+                    const auto& side = std::get<K>(sides);
+                    constexpr bool is_array = std::remove_cvref_t<decltype(side)>::is_array;
+                    if constexpr (constant_partial<Rule, K, arity>) {
+                        pull_back<is_array>(adjoints, first, side.index, n,
+                                            []<class L>(std::size_t) {
+                                                return L(constant_partial_value<Rule, K, arity>());
+                                            });
+                    } else {
+                        const double* d = partials[K].data();
+                        pull_back<is_array>(adjoints, first, side.index, n,
+                                            [d]<class L>(std::size_t j) { return load<L>(d + j); });
+                    }
+                };
+                (one.template operator()<I>(), ...);
+            }
+            (std::make_index_sequence<arity>{});
+        });
+    return var_array_access::make(std::move(values), first, on->generation());
+}
+
+// A reduction: its value in one loop with four accumulators (the kinds of array/reductions.hpp,
+// merged in a fixed order), one new variable, and an entry whose pullback gives each element the
+// kind's seed.
+template <class Kind>
+var reduce_on_tape(const var_array& x) {
+    const double* const v = var_array_access::data(x);
+    const std::size_t n = x.size();
+    using state = typename Kind::template state<double>;
+    state total{};
+    std::size_t i = 0;
+#if NABLA_ARRAY_LANES
+    constexpr std::size_t w = width<lanes>;
+    std::array<typename Kind::template state<lanes>, 4> states{};
+    for (; i + 4 * w <= n; i += 4 * w)
+        for (std::size_t u = 0; u < 4; ++u)
+            states[u].add(load<lanes>(v + i + u * w));
+    for (; i + w <= n; i += w)
+        states[0].add(load<lanes>(v + i));
+    total = fold_states<w>(states);
+#endif
+    for (; i < n; ++i)
+        total.add(v[i]);
+    const double result = Kind::result(total, n);
+    tape<double>* const on =
+        tape_for({{var_array_access::first(x), var_array_access::generation(x)}});
+    if (on == nullptr || n == 0)
+        return var(result);
+    const tape_index out = tape_access::add_variables(*on, 1);
+    auto keep = var_array_access::values(x);
+    const auto offset = static_cast<std::size_t>(v - keep->data());
+    tape_access::add_array_operation(
+        *on, out, 1,
+        [out, n, total, result, offset, operand = var_array_access::first(x),
+         keep = std::move(keep)](double* adjoints) {
+            const double a = adjoints[out];
+            if (a == 0.0)
+                return;
+            const double* const values = keep->data() + offset;
+            double* const in = adjoints + operand;
+            std::size_t j = 0;
+#if NABLA_ARRAY_LANES
+            for (; j + width<lanes> <= n; j += width<lanes>)
+                add_to(in + j, Kind::seed(load<lanes>(values + j), total, result, a, n));
+#endif
+            for (; j < n; ++j)
+                in[j] += Kind::seed(values[j], total, result, a, n);
+        });
+    return tape_access::variable(result, out, on->generation());
+}
+
+}  // namespace detail
+
+inline var_array::var_array(std::span<const var> elements) {
+    auto values = std::make_shared<std::vector<double>>(elements.size());
+    std::vector<detail::tape_index> sources(elements.size());
+    tape<double>* on = detail::active_tape<double>;
+    bool any = false;
+    for (std::size_t k = 0; k < elements.size(); ++k) {
+        (*values)[k] = elements[k].value;
+        const detail::tape_index index = elements[k].index();
+        if (index != 0) {
+            if (on == nullptr)
+                detail::throw_stale();
+            detail::tape_access::check(*on, elements[k].generation(), index);
+            any = true;
+        }
+        sources[k] = index;
+    }
+    size_ = values->size();
+    values_ = std::move(values);
+    if (!any)
+        return;
+    first_ = detail::tape_access::add_variables(*on, size_);
+    generation_ = on->generation();
+    detail::tape_access::add_array_operation(
+        *on, first_, static_cast<detail::tape_index>(size_),
+        [first = first_, sources = std::move(sources)](double* adjoints) {
+            for (std::size_t k = 0; k < sources.size(); ++k)
+                adjoints[sources[k]] += adjoints[first + k];
+        });
+}
+
+// n new independent variables with these values, recorded one after another on t.
+template <class C>
+requires detail::ArrayArgument<C> var_array input_array(tape<double>& t, const C& values) {
+    detail::check_array_argument(values, 0);
+    const double* const first = detail::first_element(values);
+    const auto n = static_cast<std::size_t>(values.size());
+    auto kept = std::make_shared<const std::vector<double>>(first, first + n);
+    if (n == 0)
+        return detail::var_array_access::make(std::move(kept), 0, 0);
+    const detail::tape_index index = detail::tape_access::add_variables(t, n);
+    return detail::var_array_access::make(std::move(kept), index, t.generation());
+}
+
+// The adjoints of x's elements after a sweep of t (zeros for a constant array).
+inline std::vector<double> adjoints(const tape<double>& t, const var_array& x) {
+    std::vector<double> out(x.size());
+    if (x.is_constant() || x.empty())
+        return out;
+    const std::span<const double> a = t.adjoints_from(x[0], x.size());
+    std::copy(a.begin(), a.end(), out.begin());
+    return out;
+}
+
+// Element-wise arithmetic and functions, with arrays, numbers and variables as operands.
+#define NABLA_VAR_ARRAY_BINARY(name, rule)                                                         \
+    inline var_array name(const var_array& a, const var_array& b) {                                \
+        return detail::elementwise<rules::rule>(a, b);                                             \
+    }                                                                                              \
+    inline var_array name(const var_array& a, double b) {                                          \
+        return detail::elementwise<rules::rule>(a, b);                                             \
+    }                                                                                              \
+    inline var_array name(double a, const var_array& b) {                                          \
+        return detail::elementwise<rules::rule>(a, b);                                             \
+    }                                                                                              \
+    inline var_array name(const var_array& a, const var& b) {                                      \
+        return detail::elementwise<rules::rule>(a, b);                                             \
+    }                                                                                              \
+    inline var_array name(const var& a, const var_array& b) {                                      \
+        return detail::elementwise<rules::rule>(a, b);                                             \
+    }
+
+NABLA_VAR_ARRAY_BINARY(operator+, add_rule)
+NABLA_VAR_ARRAY_BINARY(operator-, sub_rule)
+NABLA_VAR_ARRAY_BINARY(operator*, mul_rule)
+NABLA_VAR_ARRAY_BINARY(operator/, div_rule)
+NABLA_VAR_ARRAY_BINARY(pow, pow_rule)
+#define NABLA_VAR_ARRAY_FUNCTION(name, rule) NABLA_VAR_ARRAY_BINARY(name, rule)
+NABLA_BINARY_FUNCTIONS(NABLA_VAR_ARRAY_FUNCTION)
+#undef NABLA_VAR_ARRAY_FUNCTION
+
+inline var_array operator-(const var_array& a) {
+    return detail::elementwise<rules::neg_rule>(a);
+}
+inline var_array operator+(const var_array& a) {
+    return a;
+}
+#define NABLA_VAR_ARRAY_UNARY(name, rule)                                                          \
+    inline var_array name(const var_array& a) {                                                    \
+        return detail::elementwise<rules::rule>(a);                                                \
+    }
+NABLA_UNARY_FUNCTIONS(NABLA_VAR_ARRAY_UNARY)
+#undef NABLA_VAR_ARRAY_UNARY
+#undef NABLA_VAR_ARRAY_BINARY
+
+inline var_array square(const var_array& a) {
+    return a * a;
+}
+
+// Reductions, each one new variable.
+inline var sum(const var_array& x) {
+    return detail::reduce_on_tape<reduction::sum_kind>(x);
+}
+inline var mean(const var_array& x) {
+    return detail::reduce_on_tape<reduction::mean_kind>(x);
+}
+inline var prod(const var_array& x) {
+    return detail::reduce_on_tape<reduction::prod_kind>(x);
+}
+inline var max(const var_array& x) {
+    return detail::reduce_on_tape<reduction::max_kind>(x);
+}
+inline var min(const var_array& x) {
+    return detail::reduce_on_tape<reduction::min_kind>(x);
+}
+inline var amax(const var_array& x) {
+    return max(x);
+}
+inline var amin(const var_array& x) {
+    return min(x);
+}
+inline var norm(const var_array& x) {
+    return detail::reduce_on_tape<reduction::norm_kind>(x);
+}
+inline var logsumexp(const var_array& x) {
+    return detail::reduce_on_tape<reduction::logsumexp_kind>(x);
+}
+inline var dot(const var_array& a, const var_array& b) {
+    return sum(a * b);
+}
+
+}  // namespace nabla
