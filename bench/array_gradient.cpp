@@ -1,8 +1,10 @@
 // Array expressions against hand-written xsimd code (bench/array_baselines.hpp), xtensor's own
 // evaluation and the scalar tape, side by side in one program: sum, an element-wise chain with
 // exp, sqrt and a division, extended Rosenbrock and log-sum-exp, values and gradients, at sizes
-// from 10^3 to 10^7; and the bandwidth of a STREAM triad measured in the same run, against which
-// the large sizes are read (bytes that must move / time). Ratios are to the hand-written code.
+// from 10^3 to 10^7, and the same functions as generic lambdas on the tape with whole arrays
+// (one entry per array operation); and the bandwidth of a STREAM triad measured in the same run,
+// against which the large sizes are read (bytes that must move / time). Ratios are to the
+// hand-written code.
 //
 //   build-bench/bench/array_gradient            (buildtype release, -march=native)
 
@@ -156,8 +158,15 @@ void bench_rosenbrock(std::size_t n, bool with_tape, double triad) {
     report(title("extended Rosenbrock, value", n).c_str(), values);
 
     std::vector<contender> gradients{{"hand-written xsimd"}, {"nabla, into arrays"}};
-    if (with_tape)
+    if (with_tape) {
+        gradients.push_back({"nabla tape, whole arrays"});
         gradients.push_back({"nabla scalar tape"});
+    }
+    // The same function as a generic lambda, recorded on the tape one entry per array operation.
+    const auto generic = [](const auto& v) {
+        return sum(100.0 * square(v(nabla::from<1>) - square(v(nabla::upto<-1>))) +
+                   square(1.0 - v(nabla::upto<-1>)));
+    };
     const auto scalar = [](const auto& v) {
         using T = std::decay_t<decltype(v[0])>;
         T total = 0.0;
@@ -177,10 +186,16 @@ void bench_rosenbrock(std::size_t n, bool with_tape, double triad) {
         keep(g[n / 2]);
     };
     if (with_tape) {
-        race(gradients, calls_for(n), rounds, hand, array, [&](long) {
-            const auto r = nabla::value_and_grad(nabla::mode::reverse, scalar, xs);
-            keep(r.value);
-        });
+        race(
+            gradients, calls_for(n), rounds, hand, array,
+            [&](long) {
+                const auto r = nabla::value_and_grad(nabla::mode::arrays, generic, xs);
+                keep(r.value);
+            },
+            [&](long) {
+                const auto r = nabla::value_and_grad(nabla::mode::reverse, scalar, xs);
+                keep(r.value);
+            });
     } else {
         race(gradients, calls_for(n), rounds, hand, array);
     }
@@ -213,8 +228,15 @@ void bench_logsumexp(std::size_t n) {
         });
     report(title("log-sum-exp, value", n).c_str(), values);
 
-    std::vector<contender> gradients{
-        {"hand-written xsimd"}, {"nabla logsumexp(x)"}, {"nabla log(sum(exp(x - max)))"}};
+    std::vector<contender> gradients{{"hand-written xsimd"},
+                                     {"nabla logsumexp(x)"},
+                                     {"nabla log(sum(exp(x - max)))"},
+                                     {"nabla tape, whole arrays"}};
+    const auto generic = [](const auto& v) {
+        using std::log;
+        const auto m = amax(v);
+        return log(sum(exp(v - m))) + m;
+    };
     race(
         gradients, calls_for(n), rounds,
         [&](long) {
@@ -228,6 +250,10 @@ void bench_logsumexp(std::size_t n) {
         [&](long) {
             keep(nabla::value_and_grad_into(by_hand, std::tie(g), xs));
             keep(g[n / 2]);
+        },
+        [&](long) {
+            const auto r = nabla::value_and_grad(nabla::mode::arrays, generic, xs);
+            keep(r.value);
         });
     report(title("log-sum-exp, value and gradient", n).c_str(), gradients);
     std::printf("  nabla gradient / nabla value: %.2f\n", gradients[1].best_ns / values[1].best_ns);

@@ -1,0 +1,331 @@
+// Arrays on the run-time tape (nabla::var_array): generic functions recorded one entry per array
+// operation give the values and gradients of the same functions as static array expressions and
+// of the scalar tape, element by element, at sizes around the SIMD width; elements, slices and
+// scalar statements mix; misuse is reported.
+
+#include <nabla/array.hpp>
+
+#include <catch2/catch.hpp>
+#include <xtensor/xtensor.hpp>
+
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+constexpr std::size_t W = nabla::detail::width<nabla::detail::lanes>;
+const std::vector<std::size_t> sizes{0, 1, 2, 7, W - 1, W, W + 1, 4 * W + 3, 1001};
+
+std::vector<double> sample(std::size_t n, double lo, double hi, unsigned salt) {
+    std::vector<double> v(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const double t = std::fmod(0.6180339887 * static_cast<double>(i * 7 + salt * 13 + 1), 1.0);
+        v[i] = lo + (hi - lo) * t;
+    }
+    return v;
+}
+
+// One generic function of two arrays, as a static array expression and on the tape: the same
+// value and gradients.
+template <class F>
+void same_as_static(const F& f,
+                    const std::vector<double>& xs,
+                    const std::vector<double>& ys,
+                    double margin = 1e-300) {
+    const auto [x, y] = nabla::array_variables<2>();
+    const auto [value, gx, gy] = nabla::value_and_grad(f(x, y), xs, ys);
+    const auto [v, hx, hy] = nabla::value_and_grad(nabla::mode::arrays, f, xs, ys);
+    if (std::isnan(value))
+        CHECK(std::isnan(v));
+    else
+        CHECK(v == Approx(value).epsilon(1e-12).margin(margin));
+    REQUIRE(hx.size() == xs.size());
+    REQUIRE(hy.size() == ys.size());
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+        CHECK(hx[i] == Approx(gx[i]).epsilon(1e-12).margin(margin));
+        CHECK(hy[i] == Approx(gy[i]).epsilon(1e-12).margin(margin));
+    }
+}
+
+}  // namespace
+
+TEST_CASE("log-sum-exp written once runs on the tape with arrays and gives the softmax",
+          "[array][tape]") {
+    const auto lse = [](const auto& x) {
+        using std::log;
+        auto m = amax(x);
+        return log(sum(exp(x - m))) + m;
+    };
+    for (const std::size_t n : sizes) {
+        if (n == 0)
+            continue;
+        INFO("n = " << n);
+        const auto xs = sample(n, -3.0, 3.0, 1);
+        const auto [v, g] = nabla::value_and_grad(nabla::mode::arrays, lse, xs);
+        double m = -std::numeric_limits<double>::infinity();
+        for (const double e : xs)
+            m = std::max(m, e);
+        double s = 0.0;
+        for (const double e : xs)
+            s += std::exp(e - m);
+        CHECK(v == Approx(m + std::log(s)).epsilon(1e-14));
+        for (std::size_t i = 0; i < n; ++i)
+            CHECK(g[i] == Approx(std::exp(xs[i] - m) / s).epsilon(1e-12));
+        CHECK(nabla::grad(nabla::mode::arrays, lse, xs) == g);
+    }
+}
+
+TEST_CASE("element-wise chains and reductions on the tape equal static array expressions",
+          "[array][tape]") {
+    for (const std::size_t n : sizes) {
+        INFO("n = " << n);
+        const auto xs = sample(n, -1.5, 1.5, 2);
+        const auto ys = sample(n, 0.5, 2.0, 3);
+        same_as_static(
+            [](const auto& x, const auto& y) {
+                return sum(exp(sin(x) * y) + log1p(x * x) - sqrt(y) / (1.0 + x * x));
+            },
+            xs, ys);
+        same_as_static([](const auto& x, const auto& y) { return mean(x * y - 2.0 * y); }, xs, ys);
+        same_as_static([](const auto& x, const auto& y) { return dot(x, y) + norm(x - y); }, xs,
+                       ys);
+        same_as_static([](const auto& x, const auto& y) { return prod(1.0 + 0.1 * x / y); }, xs,
+                       ys);
+        same_as_static([](const auto& x, const auto& y) { return max(x * y) - min(x / y); }, xs,
+                       ys);
+        same_as_static([](const auto& x, const auto& y) { return logsumexp(3.0 * x + y); }, xs, ys);
+        // A reduction broadcast back into an element-wise expression.
+        same_as_static(
+            [](const auto& x, const auto& y) {
+                const auto centred = x - mean(x);
+                return sum(centred * centred * y) / (1.0 + norm(y));
+            },
+            xs, ys);
+    }
+}
+
+TEST_CASE("extended Rosenbrock through views gives the same gradient on the tape",
+          "[array][tape]") {
+    const auto rosenbrock = [](const auto& x, const auto&) {
+        return sum(100.0 * square(x(nabla::from<1>) - square(x(nabla::upto<-1>))) +
+                   square(1.0 - x(nabla::upto<-1>)));
+    };
+    for (const std::size_t n : {2UL, 3UL, W + 2, 4 * W + 5, 1000UL}) {
+        INFO("n = " << n);
+        same_as_static(rosenbrock, sample(n, -1.2, 1.2, 4), sample(n, 0.0, 1.0, 5));
+    }
+}
+
+TEST_CASE("every listed function works element-wise on the tape, its partials from the rule "
+          "table",
+          "[array][tape]") {
+    const auto xs = sample(4 * W + 3, 0.15, 0.85, 3);
+    const auto ys = sample(4 * W + 3, 0.2, 0.9, 4);
+    std::vector<double> big(xs.size());
+    for (std::size_t i = 0; i < xs.size(); ++i)
+        big[i] = 1.0 + xs[i];  // acosh needs x > 1
+
+#define NABLA_CHECK_UNARY(function, rule)                                                          \
+    {                                                                                              \
+        INFO(#function);                                                                           \
+        const auto& in = std::string_view(#function) == "acosh" ? big : xs;                        \
+        const auto [value, gradient] = nabla::value_and_grad(                                      \
+            nabla::mode::arrays,                                                                   \
+            [](const auto& x) {                                                                    \
+                using nabla::function;                                                             \
+                return sum(function(x));                                                           \
+            },                                                                                     \
+            in);                                                                                   \
+        double expected = 0.0;                                                                     \
+        for (std::size_t i = 0; i < in.size(); ++i) {                                              \
+            const double v = nabla::rules::rule::value(in[i]);                                     \
+            expected += v;                                                                         \
+            const double d = nabla::detail::to_number<double>(                                     \
+                nabla::rules::rule::template partial<0>(v, in[i]));                                \
+            CHECK(gradient[i] == Approx(d).epsilon(1e-12).margin(1e-300));                         \
+        }                                                                                          \
+        CHECK(value == Approx(expected).epsilon(1e-12));                                           \
+    }
+    NABLA_UNARY_FUNCTIONS(NABLA_CHECK_UNARY)
+#undef NABLA_CHECK_UNARY
+
+    // Each binary function with arrays on both sides, and with a variable or a number on one.
+    const double c = 0.45;
+#define NABLA_CHECK_BINARY(function, rule)                                                         \
+    {                                                                                              \
+        INFO(#function);                                                                           \
+        nabla::tape<> t;                                                                           \
+        auto recording = t.record();                                                               \
+        const nabla::var_array x = nabla::input_array(t, xs);                                      \
+        const nabla::var_array y = nabla::input_array(t, ys);                                      \
+        const nabla::var s = t.input(c);                                                           \
+        const nabla::var f = sum(function(x, y)) + sum(function(x, s)) + sum(function(s, y)) +     \
+                             sum(function(x, c)) + sum(function(c, y));                            \
+        t.gradient(f);                                                                             \
+        const auto gx = nabla::adjoints(t, x);                                                     \
+        const auto gy = nabla::adjoints(t, y);                                                     \
+        double expected = 0.0, ds = 0.0;                                                           \
+        const auto partial = [](auto k, double v, double a, double b) {                            \
+            return nabla::detail::to_number<double>(                                               \
+                nabla::rules::rule::template partial<decltype(k)::value>(v, a, b));                \
+        };                                                                                         \
+        using zero = std::integral_constant<std::size_t, 0>;                                       \
+        using one = std::integral_constant<std::size_t, 1>;                                        \
+        for (std::size_t i = 0; i < xs.size(); ++i) {                                              \
+            const double a = xs[i], b = ys[i];                                                     \
+            const double vab = nabla::rules::rule::value(a, b);                                    \
+            const double vac = nabla::rules::rule::value(a, c);                                    \
+            const double vcb = nabla::rules::rule::value(c, b);                                    \
+            expected += vab + 2.0 * vac + 2.0 * vcb;                                               \
+            CHECK(gx[i] == Approx(partial(zero{}, vab, a, b) + 2.0 * partial(zero{}, vac, a, c))   \
+                               .epsilon(1e-12)                                                     \
+                               .margin(1e-300));                                                   \
+            CHECK(gy[i] == Approx(partial(one{}, vab, a, b) + 2.0 * partial(one{}, vcb, c, b))     \
+                               .epsilon(1e-12)                                                     \
+                               .margin(1e-300));                                                   \
+            ds += partial(one{}, vac, a, c) + partial(zero{}, vcb, c, b);                          \
+        }                                                                                          \
+        CHECK(f.value == Approx(expected).epsilon(1e-12));                                         \
+        CHECK(t.adjoint(s) == Approx(ds).epsilon(1e-12).margin(1e-300));                           \
+    }
+    NABLA_BINARY_FUNCTIONS(NABLA_CHECK_BINARY)
+    NABLA_CHECK_BINARY(pow, pow_rule)
+#undef NABLA_CHECK_BINARY
+}
+
+TEST_CASE("elements are variables: arrays and scalar statements mix, and control flow on values "
+          "works",
+          "[array][tape]") {
+    const auto xs = sample(2 * W + 3, -1.0, 1.0, 6);
+    // Elements read one by one and the whole array in one function; a branch on a reduction.
+    const auto f = [](const auto& x) {
+        using std::exp;
+        auto s = sum(x * x);
+        if (s > 1.0)
+            s = s * x[1] + exp(x[0]);
+        return s;
+    };
+    const auto [v, g] = nabla::value_and_grad(nabla::mode::arrays, f, xs);
+    double s = 0.0;
+    for (const double e : xs)
+        s += e * e;
+    REQUIRE(s > 1.0);
+    CHECK(v == Approx(s * xs[1] + std::exp(xs[0])).epsilon(1e-14));
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+        const double expected =
+            2.0 * xs[i] * xs[1] + (i == 1 ? s : 0.0) + (i == 0 ? std::exp(xs[0]) : 0.0);
+        CHECK(g[i] == Approx(expected).epsilon(1e-14));
+    }
+
+    // An array made of variables: its adjoints go back to them.
+    nabla::tape<> t;
+    auto recording = t.record();
+    const nabla::var a = t.input(2.0), b = t.input(3.0);
+    const nabla::var_array made(std::vector<nabla::var>{a, b, a * b});
+    const nabla::var y = sum(made * made);  // a^2 + b^2 + a^2 b^2
+    t.gradient(y);
+    CHECK(y.value == Approx(49.0));
+    CHECK(t.adjoint(a) == Approx(2.0 * 2.0 + 2.0 * 2.0 * 9.0));
+    CHECK(t.adjoint(b) == Approx(2.0 * 3.0 + 2.0 * 4.0 * 3.0));
+    CHECK(t.adjoint(made[2]) == Approx(12.0));
+}
+
+TEST_CASE("one tape entry per array operation: no partial per element on the tape, and sweeps "
+          "repeat",
+          "[array][tape]") {
+    const auto xs = sample(1000, -2.0, 2.0, 7);
+    nabla::tape<> t;
+    auto recording = t.record();
+    const nabla::var_array x = nabla::input_array(t, xs);
+    const nabla::var m = amax(x);
+    const nabla::var f = log(sum(exp(x - m))) + m;
+    // The inputs, x - m and exp(x - m) have a variable per element; amax, sum and the scalar
+    // statement one each. Only the scalar statement holds pairs.
+    CHECK(t.statements() == 1 + 3 * xs.size() + 3);
+    CHECK(t.partials() == 2);
+    t.gradient(f);
+    const auto first = nabla::adjoints(t, x);
+    t.zero_adjoints();
+    t.seed(f, 2.0);
+    t.sweep();
+    const auto second = nabla::adjoints(t, x);
+    double total = 0.0;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+        CHECK(second[i] == 2.0 * first[i]);
+        total += first[i];
+    }
+    CHECK(total == Approx(1.0).epsilon(1e-13));
+
+    // Constant arrays record nothing.
+    const std::size_t before = t.statements();
+    const nabla::var_array c(xs);
+    const nabla::var k = sum(exp(c) * 2.0);
+    CHECK(t.statements() == before);
+    CHECK(k.value == Approx(2.0 * sum(exp(c)).value));
+}
+
+TEST_CASE("slices share the array's variables; a zero adjoint passes nothing back through an "
+          "infinite partial",
+          "[array][tape]") {
+    nabla::tape<> t;
+    auto recording = t.record();
+    const nabla::var_array x = nabla::input_array(t, std::vector<double>{0.0, 1.0, 4.0, 9.0});
+    // sqrt'(0) is infinite; the element it multiplies has adjoint 0.
+    const nabla::var f = sum(sqrt(x) * std::vector<double>{0.0, 1.0, 1.0, 1.0}) +
+                         sum(x.slice(1, 3) * x(nabla::from<2>));
+    t.gradient(f);
+    const auto g = nabla::adjoints(t, x);
+    CHECK(g[0] == 0.0);
+    CHECK(g[1] == Approx(0.5 + 4.0));
+    CHECK(g[2] == Approx(0.25 + 9.0 + 1.0));
+    CHECK(g[3] == Approx(1.0 / 6.0 + 4.0));
+}
+
+TEST_CASE("NaN and infinity propagate on the tape as in the static array loops", "[array][tape]") {
+    const double inf = std::numeric_limits<double>::infinity();
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    std::vector<double> xs = sample(3 * W + 5, -1.0, 1.0, 8);
+    xs[1] = inf;
+    xs[W + 2] = nan;
+    xs[2 * W + 4] = -inf;
+    const auto f = [](const auto& x, const auto&) { return sum(exp(x) * 0.5 + x * x); };
+    const auto [x, y] = nabla::array_variables<2>();
+    const auto [value, gx, gy] = nabla::value_and_grad(f(x, y), xs, xs);
+    const auto [v, hx, hy] = nabla::value_and_grad(nabla::mode::arrays, f, xs, xs);
+    CHECK(std::isnan(v));
+    CHECK(std::isnan(value));
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+        INFO("i = " << i);
+        if (std::isnan(gx[i]))
+            CHECK(std::isnan(hx[i]));
+        else
+            CHECK(hx[i] == Approx(gx[i]).epsilon(1e-14));
+    }
+}
+
+TEST_CASE("misuse on the tape is reported: lengths that differ, stale arrays, indices past the "
+          "end",
+          "[array][tape]") {
+    nabla::tape<> t;
+    nabla::var_array old;
+    {
+        auto recording = t.record();
+        old = nabla::input_array(t, std::vector<double>{1.0, 2.0});
+        const nabla::var_array x = nabla::input_array(t, std::vector<double>{1.0, 2.0, 3.0});
+        CHECK_THROWS_AS(x * old, nabla::shape_error);
+        CHECK_THROWS_AS(x.slice(2, 4), nabla::shape_error);
+        CHECK_THROWS_AS(x(nabla::range<2, -2>), nabla::shape_error);
+        CHECK_THROWS_AS(x.at(3), nabla::tape_error);
+    }
+    auto recording = t.record();  // a new recording: `old` is stale
+    const nabla::var_array x = nabla::input_array(t, std::vector<double>{1.0, 2.0});
+    CHECK_THROWS_AS(x * old, nabla::tape_error);
+    CHECK_THROWS_AS(sum(old), nabla::tape_error);
+    xt::xtensor<double, 2> matrix = xt::zeros<double>({2, 2});
+    CHECK_THROWS_AS(nabla::value_and_grad(
+                        nabla::mode::arrays, [](const auto& a) { return sum(a); }, matrix),
+                    nabla::shape_error);
+}
