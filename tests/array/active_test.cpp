@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <limits>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -328,4 +329,26 @@ TEST_CASE("misuse on the tape is reported: lengths that differ, stale arrays, in
     CHECK_THROWS_AS(nabla::value_and_grad(
                         nabla::mode::arrays, [](const auto& a) { return sum(a); }, matrix),
                     nabla::shape_error);
+}
+
+TEST_CASE("array values outlive their tape, and arrays move between threads", "[array][tape]") {
+    nabla::var_array kept;
+    {
+        nabla::tape<> t;
+        auto recording = t.record();
+        kept = exp(nabla::input_array(t, std::vector<double>{0.0, 1.0}));
+    }
+    CHECK(kept.value(1) == Approx(std::exp(1.0)).epsilon(1e-15));
+    CHECK_THROWS_AS(sum(kept), nabla::tape_error);  // its tape is gone
+    std::thread([&kept] {
+        const nabla::var_array made(std::vector<double>{1.0, 2.0, 3.0});
+        kept = made * 2.0;
+    }).join();
+    REQUIRE(kept.size() == 3);
+    CHECK(kept.value(2) == 6.0);
+    // Memory given back is handed out again with the new values.
+    for (int round = 0; round < 3; ++round) {
+        const nabla::var_array a(std::vector<double>(1000, 1.0 + round));
+        CHECK(sum(a * a).value == Approx(1000.0 * (1.0 + round) * (1.0 + round)));
+    }
 }

@@ -20,6 +20,7 @@
 // conventions are the scalar tape's: an element whose adjoint is zero passes nothing back, even
 // through an infinite partial.
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -49,6 +50,74 @@ class var_array;
 
 namespace detail {
 struct var_array_access;
+
+// Memory for the values and partials of arrays on the tape, given back to the thread that frees
+// it and handed out again: a function recorded again finds its arrays' pages already there
+// (fresh pages from the system cost a gradient of 10^5 elements several times its loops). At
+// most 32 buffers and 512 MiB are kept per thread.
+class array_memory {
+public:
+    using buffer = std::shared_ptr<double[]>;
+    static buffer take(std::size_t n) {
+        std::vector<spare>& spares = pool();
+        std::size_t best = spares.size();
+        for (std::size_t k = 0; k < spares.size(); ++k)
+            if (spares[k].capacity >= n &&
+                (best == spares.size() || spares[k].capacity < spares[best].capacity))
+                best = k;
+        if (best == spares.size())
+            return {new double[n > 0 ? n : 1], giver{n}};
+        spare chosen = std::move(spares[best]);
+        spares.erase(spares.begin() + static_cast<std::ptrdiff_t>(best));
+        kept() -= chosen.capacity;
+        return {chosen.data.release(), giver{chosen.capacity}};
+    }
+
+private:
+    struct spare {
+        std::size_t capacity;
+        std::unique_ptr<double[]> data;
+    };
+    struct giver {
+        std::size_t capacity;
+        void operator()(double* p) const { give_back(p, capacity); }
+    };
+    static constexpr std::size_t max_buffers = 32;
+    static constexpr std::size_t max_doubles = (std::size_t{512} << 20) / sizeof(double);
+    static void give_back(double* p, std::size_t capacity) {
+        if (!alive() || capacity > max_doubles) {
+            delete[] p;
+            return;
+        }
+        std::vector<spare>& spares = pool();
+        // Room is made by dropping the oldest spares.
+        while (!spares.empty() &&
+               (spares.size() >= max_buffers || kept() + capacity > max_doubles)) {
+            kept() -= spares.front().capacity;
+            spares.erase(spares.begin());
+        }
+        spares.push_back({capacity, std::unique_ptr<double[]>(p)});
+        kept() += capacity;
+    }
+    struct holder {
+        std::vector<spare> spares;
+        ~holder() { alive() = false; }
+    };
+    static std::vector<spare>& pool() {
+        thread_local holder h;
+        return h.spares;
+    }
+    // false once the thread's pool is gone (a buffer freed later is deleted).
+    static bool& alive() {
+        thread_local bool a = true;
+        return a;
+    }
+    static std::size_t& kept() {
+        thread_local std::size_t k = 0;
+        return k;
+    }
+};
+
 }  // namespace detail
 
 // A one-dimensional array of active doubles. Made by nabla::input_array (independent variables),
@@ -64,10 +133,7 @@ public:
     template <class C>
     requires detail::ArrayArgument<C> &&(!std::is_same_v<std::remove_cvref_t<C>, var_array>)
         var_array(const C& values)  // NOLINT(google-explicit-constructor)
-        : values_(
-              (detail::check_array_argument(values, 0),
-               std::make_shared<const std::vector<double>>(
-                   detail::first_element(values), detail::first_element(values) + values.size()))),
+        : values_(copy_of(values)),
           size_(static_cast<std::size_t>(values.size())) {}
     // The array of these variables (each element refers to its variable; one tape entry).
     explicit var_array(std::span<const var> elements);
@@ -149,9 +215,17 @@ public:
 private:
     friend struct detail::var_array_access;
 
-    const double* data() const { return values_ ? values_->data() + offset_ : nullptr; }
+    const double* data() const { return values_ ? values_.get() + offset_ : nullptr; }
+    template <class C>
+    static detail::array_memory::buffer copy_of(const C& values) {
+        detail::check_array_argument(values, 0);
+        const auto n = static_cast<std::size_t>(values.size());
+        detail::array_memory::buffer b = detail::array_memory::take(n);
+        std::copy(detail::first_element(values), detail::first_element(values) + n, b.get());
+        return b;
+    }
 
-    std::shared_ptr<const std::vector<double>> values_;
+    std::shared_ptr<const double[]> values_;
     std::size_t offset_ = 0;
     std::size_t size_ = 0;
     detail::tape_index first_ = 0;  // the variable of element 0; 0: a constant
@@ -162,9 +236,9 @@ namespace detail {
 
 struct var_array_access {
     static var_array
-    make(std::shared_ptr<const std::vector<double>> values, tape_index first, std::uint32_t g) {
+    make(array_memory::buffer values, std::size_t n, tape_index first, std::uint32_t g) {
         var_array a;
-        a.size_ = values->size();
+        a.size_ = n;
         a.values_ = std::move(values);
         a.first_ = first;
         a.generation_ = g;
@@ -174,9 +248,7 @@ struct var_array_access {
     static tape_index first(const var_array& a) { return a.first_; }
     static std::uint32_t generation(const var_array& a) { return a.generation_; }
     // The values, kept alive for a pullback, and where this view starts in them.
-    static std::shared_ptr<const std::vector<double>> values(const var_array& a) {
-        return a.values_;
-    }
+    static std::shared_ptr<const double[]> values(const var_array& a) { return a.values_; }
 };
 
 // The tape an operation on these operands records on: the thread's active tape when any operand
@@ -339,10 +411,12 @@ var_array elementwise(const Operands&... operands) {
         sides);
     const std::array<bool, arity> active{(on != nullptr && side_of(operands).index != 0)...};
 
-    auto values = std::make_shared<std::vector<double>>(n);
-    std::array<std::vector<double>, arity> partials;
+    array_memory::buffer values = array_memory::take(n);
+    std::array<array_memory::buffer, arity> partials;
     [&]<std::size_t... I>(std::index_sequence<I...>) {
-        ((active[I] && !constant_partial<Rule, I, arity> ? partials[I].resize(n) : void()), ...);
+        ((active[I] && !constant_partial<Rule, I, arity> ? void(partials[I] = array_memory::take(n))
+                                                         : void()),
+         ...);
     }
     (std::make_index_sequence<arity>{});
 
@@ -351,11 +425,11 @@ var_array elementwise(const Operands&... operands) {
         [&]<std::size_t... I>(std::index_sequence<I...>) {
             const std::tuple x{at.template operator()<I>()...};
             const L y = to_lanes<L>(rules::value_on<Rule>(std::get<I>(x)...));
-            store_lanes(values->data() + i, y);
+            store_lanes(values.get() + i, y);
             const auto keep_partial = [&]<std::size_t K>() {
                 if constexpr (!constant_partial<Rule, K, arity>)
-                    if (!partials[K].empty())
-                        store_lanes(partials[K].data() + i,
+                    if (partials[K])
+                        store_lanes(partials[K].get() + i,
                                     to_lanes<L>(rules::partial_on<Rule, K>(y, std::get<I>(x)...)));
             };
             (keep_partial.template operator()<I>(), ...);
@@ -371,7 +445,7 @@ var_array elementwise(const Operands&... operands) {
         step.template operator()<double>(i);
 
     if (on == nullptr || n == 0)
-        return var_array_access::make(std::move(values), 0, 0);
+        return var_array_access::make(std::move(values), n, 0, 0);
     const tape_index first = tape_access::add_variables(*on, n);
     tape_access::add_array_operation(
         *on, first, static_cast<tape_index>(n),
@@ -388,7 +462,7 @@ var_array elementwise(const Operands&... operands) {
                                                 return L(constant_partial_value<Rule, K, arity>());
                                             });
                     } else {
-                        const double* d = partials[K].data();
+                        const double* d = partials[K].get();
                         pull_back<is_array>(adjoints, first, side.index, n,
                                             [d]<class L>(std::size_t j) { return load<L>(d + j); });
                     }
@@ -397,7 +471,7 @@ var_array elementwise(const Operands&... operands) {
             }
             (std::make_index_sequence<arity>{});
         });
-    return var_array_access::make(std::move(values), first, on->generation());
+    return var_array_access::make(std::move(values), n, first, on->generation());
 }
 
 // A reduction: its value in one loop with four accumulators (the kinds of array/reductions.hpp,
@@ -429,7 +503,7 @@ var reduce_on_tape(const var_array& x) {
         return var(result);
     const tape_index out = tape_access::add_variables(*on, 1);
     auto keep = var_array_access::values(x);
-    const auto offset = static_cast<std::size_t>(v - keep->data());
+    const auto offset = static_cast<std::size_t>(v - keep.get());
     tape_access::add_array_operation(
         *on, out, 1,
         [out, n, total, result, offset, operand = var_array_access::first(x),
@@ -437,7 +511,7 @@ var reduce_on_tape(const var_array& x) {
             const double a = adjoints[out];
             if (a == 0.0)
                 return;
-            const double* const values = keep->data() + offset;
+            const double* const values = keep.get() + offset;
             double* const in = adjoints + operand;
             std::size_t j = 0;
 #if NABLA_ARRAY_LANES
@@ -453,12 +527,12 @@ var reduce_on_tape(const var_array& x) {
 }  // namespace detail
 
 inline var_array::var_array(std::span<const var> elements) {
-    auto values = std::make_shared<std::vector<double>>(elements.size());
+    detail::array_memory::buffer values = detail::array_memory::take(elements.size());
     std::vector<detail::tape_index> sources(elements.size());
     tape<double>* on = detail::active_tape<double>;
     bool any = false;
     for (std::size_t k = 0; k < elements.size(); ++k) {
-        (*values)[k] = elements[k].value;
+        values[k] = elements[k].value;
         const detail::tape_index index = elements[k].index();
         if (index != 0) {
             if (on == nullptr)
@@ -468,7 +542,7 @@ inline var_array::var_array(std::span<const var> elements) {
         }
         sources[k] = index;
     }
-    size_ = values->size();
+    size_ = elements.size();
     values_ = std::move(values);
     if (!any)
         return;
@@ -488,11 +562,12 @@ requires detail::ArrayArgument<C> var_array input_array(tape<double>& t, const C
     detail::check_array_argument(values, 0);
     const double* const first = detail::first_element(values);
     const auto n = static_cast<std::size_t>(values.size());
-    auto kept = std::make_shared<const std::vector<double>>(first, first + n);
+    detail::array_memory::buffer kept = detail::array_memory::take(n);
+    std::copy(first, first + n, kept.get());
     if (n == 0)
-        return detail::var_array_access::make(std::move(kept), 0, 0);
+        return detail::var_array_access::make(std::move(kept), 0, 0, 0);
     const detail::tape_index index = detail::tape_access::add_variables(t, n);
-    return detail::var_array_access::make(std::move(kept), index, t.generation());
+    return detail::var_array_access::make(std::move(kept), n, index, t.generation());
 }
 
 // The adjoints of x's elements after a sweep of t (zeros for a constant array).
