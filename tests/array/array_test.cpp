@@ -15,19 +15,13 @@
 #include <span>
 #include <vector>
 
+#include "samples.hpp"
+
 namespace {
 
-constexpr std::size_t W = nabla::detail::width<nabla::detail::lanes>;
+constexpr std::size_t W = nabla_test::lanes_width;
+using nabla_test::sample;
 const std::vector<std::size_t> sizes{0, 1, 2, 7, W - 1, W, W + 1, 4 * W - 1, 4 * W + 3, 1001};
-
-std::vector<double> sample(std::size_t n, double lo, double hi, unsigned salt) {
-    std::vector<double> v(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        const double t = std::fmod(0.6180339887 * static_cast<double>(i * 7 + salt * 13 + 1), 1.0);
-        v[i] = lo + (hi - lo) * t;
-    }
-    return v;
-}
 
 template <class P>
 constexpr std::size_t passes = P::group_count;
