@@ -271,6 +271,7 @@ inline tape<double>* tape_for(std::initializer_list<std::pair<tape_index, std::u
 // variable broadcast to every element.
 struct array_side {
     const double* values;
+    std::size_t size;
     tape_index index;
     std::uint32_t generation;
     static constexpr bool is_array = true;
@@ -291,7 +292,8 @@ struct scalar_side {
 };
 
 inline array_side side_of(const var_array& a) {
-    return {var_array_access::data(a), var_array_access::first(a), var_array_access::generation(a)};
+    return {var_array_access::data(a), a.size(), var_array_access::first(a),
+            var_array_access::generation(a)};
 }
 inline scalar_side side_of(const var& v) {
     return {v.value, v.index(), v.generation()};
@@ -300,39 +302,22 @@ inline scalar_side side_of(double v) {
     return {v, 0, 0};
 }
 
-inline std::size_t operand_size(const var_array& a) {
-    return a.size();
-}
-inline std::size_t operand_size(const var&) {
-    return 1;
-}
-inline std::size_t operand_size(double) {
-    return 1;
-}
-
+// The length of the array operands; a shape_error if they differ.
 template <class... Sides>
 std::size_t common_length(const Sides&... sides) {
     std::size_t n = 0;
     bool found = false;
-    const auto take = [&](const auto& side, std::size_t length) {
+    const auto take = [&](const auto& side) {
         if constexpr (std::remove_cvref_t<decltype(side)>::is_array) {
-            if (found && length != n)
+            if (found && side.size != n)
                 throw shape_error("nabla: element-wise operands of different lengths, " +
-                                  std::to_string(n) + " and " + std::to_string(length));
-            n = length;
+                                  std::to_string(n) + " and " + std::to_string(side.size));
+            n = side.size;
             found = true;
         }
     };
-    (take(sides.first, sides.second), ...);
+    (take(sides), ...);
     return n;
-}
-
-template <class L, class P>
-NABLA_ALWAYS_INLINE L to_lanes(const P& p) {
-    if constexpr (CompileTimeConstant<P>)
-        return L(as<double>(p));
-    else
-        return L(p);
 }
 
 // Whether partial I of Rule is a compile-time constant (add's 1): then nothing is stored.
@@ -399,17 +384,17 @@ var_array elementwise(const Operands&... operands) {
     constexpr std::size_t arity = sizeof...(Operands);
     static_assert(arity == 1 || arity == 2);
     const std::tuple sides{side_of(operands)...};
-    const std::size_t n = std::apply(
-        [&](const auto&... s) {
-            return common_length(std::pair{s, static_cast<std::size_t>(operand_size(operands))}...);
-        },
-        sides);
+    const std::size_t n = std::apply([](const auto&... s) { return common_length(s...); }, sides);
     tape<double>* const on = std::apply(
         [](const auto&... s) {
             return tape_for({{s.index, s.generation}...});
         },
         sides);
-    const std::array<bool, arity> active{(on != nullptr && side_of(operands).index != 0)...};
+    const std::array<bool, arity> active = std::apply(
+        [on](const auto&... s) {
+            return std::array<bool, arity>{(on != nullptr && s.index != 0)...};
+        },
+        sides);
 
     array_memory::buffer values = array_memory::take(n);
     std::array<array_memory::buffer, arity> partials;
@@ -424,13 +409,13 @@ var_array elementwise(const Operands&... operands) {
         const auto at = [&]<std::size_t K>() { return std::get<K>(sides).template at<L>(i); };
         [&]<std::size_t... I>(std::index_sequence<I...>) {
             const std::tuple x{at.template operator()<I>()...};
-            const L y = to_lanes<L>(rules::value_on<Rule>(std::get<I>(x)...));
+            const L y = to_number<L>(rules::value_on<Rule>(std::get<I>(x)...));
             store_lanes(values.get() + i, y);
             const auto keep_partial = [&]<std::size_t K>() {
                 if constexpr (!constant_partial<Rule, K, arity>)
                     if (partials[K])
                         store_lanes(partials[K].get() + i,
-                                    to_lanes<L>(rules::partial_on<Rule, K>(y, std::get<I>(x)...)));
+                                    to_number<L>(rules::partial_on<Rule, K>(y, std::get<I>(x)...)));
             };
             (keep_partial.template operator()<I>(), ...);
         }
