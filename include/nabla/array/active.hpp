@@ -274,6 +274,7 @@ struct array_side {
     std::size_t size;
     tape_index index;
     std::uint32_t generation;
+    std::shared_ptr<const double[]> keep;  // for partials recomputed in the sweep
     static constexpr bool is_array = true;
     template <class L>
     NABLA_ALWAYS_INLINE L at(std::size_t i) const {
@@ -293,7 +294,7 @@ struct scalar_side {
 
 inline array_side side_of(const var_array& a) {
     return {var_array_access::data(a), a.size(), var_array_access::first(a),
-            var_array_access::generation(a)};
+            var_array_access::generation(a), var_array_access::values(a)};
 }
 inline scalar_side side_of(const var& v) {
     return {v.value, v.index(), v.generation()};
@@ -376,9 +377,9 @@ void pull_back(double* adjoints,
     }
 }
 
-// An element-wise operation: its values in one loop (with the partials of the active operands,
-// kept as arrays unless they are constants), and one tape entry whose pullback is one loop per
-// active operand.
+// An element-wise operation: its values in one loop, with the partials of the active operands
+// kept as arrays where they cost more to recompute than to read back (rules::cheap_partials;
+// constants are never kept), and one tape entry whose pullback is one loop per active operand.
 template <class Rule, class... Operands>
 var_array elementwise(const Operands&... operands) {
     constexpr std::size_t arity = sizeof...(Operands);
@@ -399,8 +400,9 @@ var_array elementwise(const Operands&... operands) {
     array_memory::buffer values = array_memory::take(n);
     std::array<array_memory::buffer, arity> partials;
     [&]<std::size_t... I>(std::index_sequence<I...>) {
-        ((active[I] && !constant_partial<Rule, I, arity> ? void(partials[I] = array_memory::take(n))
-                                                         : void()),
+        ((active[I] && !constant_partial<Rule, I, arity> && !rules::cheap_partials<Rule>
+              ? void(partials[I] = array_memory::take(n))
+              : void()),
          ...);
     }
     (std::make_index_sequence<arity>{});
@@ -432,9 +434,22 @@ var_array elementwise(const Operands&... operands) {
     if (on == nullptr || n == 0)
         return var_array_access::make(std::move(values), n, 0, 0);
     const tape_index first = tape_access::add_variables(*on, n);
+    // Operand values are kept only where the sweep recomputes partials from them.
+    std::tuple held = sides;
+    if constexpr (!rules::cheap_partials<Rule>)
+        std::apply(
+            [](auto&... s) {
+                const auto drop = [](auto& side) {
+                    if constexpr (std::remove_cvref_t<decltype(side)>::is_array)
+                        side.keep = {};
+                };
+                (drop(s), ...);
+            },
+            held);
     tape_access::add_array_operation(
         *on, first, static_cast<tape_index>(n),
-        [first, n, active, partials = std::move(partials), sides](double* adjoints) {
+        [first, n, active, partials = std::move(partials), sides = std::move(held),
+         kept = rules::cheap_partials<Rule> ? values : array_memory::buffer{}](double* adjoints) {
             [&]<std::size_t... I>(std::index_sequence<I...>) {
                 const auto one = [&]<std::size_t K>() {
                     if (!active[K])
@@ -446,6 +461,17 @@ var_array elementwise(const Operands&... operands) {
                                             []<class L>(std::size_t) {
                                                 return L(constant_partial_value<Rule, K, arity>());
                                             });
+                    } else if constexpr (rules::cheap_partials<Rule>) {
+                        const double* y = kept.get();
+                        pull_back<is_array>(
+                            adjoints, first, side.index, n, [y, &sides]<class L>(std::size_t j) {
+                                return std::apply(
+                                    [&](const auto&... s) {
+                                        return to_number<L>(rules::partial_on<Rule, K>(
+                                            load<L>(y + j), s.template at<L>(j)...));
+                                    },
+                                    sides);
+                            });
                     } else {
                         const double* d = partials[K].get();
                         pull_back<is_array>(adjoints, first, side.index, n,

@@ -216,4 +216,19 @@ struct div_strong_zero_rule {
     }
 };
 
+template <>
+inline constexpr bool cheap_partials<add_rule> = true;
+template <>
+inline constexpr bool cheap_partials<sub_rule> = true;
+template <>
+inline constexpr bool cheap_partials<mul_rule> = true;
+template <>
+inline constexpr bool cheap_partials<div_rule> = true;
+template <>
+inline constexpr bool cheap_partials<neg_rule> = true;
+template <>
+inline constexpr bool cheap_partials<mul_strong_zero_rule> = true;
+template <>
+inline constexpr bool cheap_partials<div_strong_zero_rule> = true;
+
 }  // namespace nabla::rules

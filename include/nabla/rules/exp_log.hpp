@@ -158,6 +158,10 @@ inline constexpr bool native_value_on_lanes<log10_rule> = false;
 template <>
 inline constexpr double lanes_clamp<exp_rule> = 1000.0;
 template <>
+inline constexpr bool cheap_partials<exp_rule> = true;
+template <>
+inline constexpr bool cheap_partials<exp2_rule> = true;
+template <>
 inline constexpr double lanes_clamp<exp2_rule> = 1100.0;
 template <>
 inline constexpr double lanes_limit<expm1_rule> = 700.0;

@@ -155,5 +155,7 @@ template <>
 inline constexpr bool native_value_on_lanes<hypot_rule> = false;
 template <>
 inline constexpr bool native_value_on_lanes<cbrt_rule> = false;
+template <>
+inline constexpr bool cheap_partials<sqrt_rule> = true;
 
 }  // namespace nabla::rules

@@ -117,6 +117,12 @@ inline constexpr bool native_value_on_lanes = true;
 template <class Rule>
 inline constexpr bool native_partials_on_lanes = true;
 
+// Whether a rule's partials cost about what reading them back from memory costs (arithmetic;
+// exp's partial is its value): arrays on the tape (array/active.hpp) then recompute them in the
+// sweep from the values they keep, rather than store an array of them.
+template <class Rule>
+inline constexpr bool cheap_partials = false;
+
 // Beyond this magnitude, and at infinities and NaN, a rule's SIMD function converts its
 // argument to an integer out of range (xsimd 8.1's exponentials and trigonometric reductions
 // without AVX-512: undefined behaviour, which UBSan reports); a batch holding such an element
