@@ -9,8 +9,12 @@
 // The same lambda runs on xtensor arrays of doubles (amax, sum, exp found there by
 // argument-dependent lookup), on static array variables and here.
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -51,16 +55,102 @@ auto value_and_grad(mode::arrays_t, const F& f, const Args&... args) {
     t.gradient(y);
     out.value = y.value;
     [&]<std::size_t... I>(std::index_sequence<I...>) {
-        const auto read = [&](const var_array& x, auto& g) {
-            if (x.empty())
-                return;
-            const auto a = t.adjoints_from(x[0], x.size());
-            std::copy(a.begin(), a.end(), g.data());
-        };
-        (read(inputs[I], std::get<I>(out.gradient)), ...);
+        (detail::read_array_adjoints(t, inputs[I], std::get<I>(out.gradient)), ...);
     }
     (std::index_sequence_for<Args...>{});
     return out;
+}
+
+namespace detail {
+
+// The pullback of nabla::vjp(nabla::mode::arrays, F, arrays...): it owns the recording, and each
+// call seeds F's outputs with w and sweeps it once.
+template <class Output, class... Gradients>
+class array_pullback {
+public:
+    array_pullback(std::shared_ptr<tape<double>> t,
+                   std::array<var_array, sizeof...(Gradients)> inputs,
+                   Output output,
+                   std::tuple<Gradients...> like)
+        : tape_(std::move(t)),
+          inputs_(std::move(inputs)),
+          output_(std::move(output)),
+          like_(std::move(like)) {}
+
+    // w^T J: w is one number where F returns one, else an array of F's length. The gradient with
+    // respect to the one array argument, or a tuple of them.
+    template <class W>
+    auto operator()(const W& w) const {
+        tape<double>& t = *tape_;
+        t.zero_adjoints();
+        if constexpr (std::is_same_v<Output, var>) {
+            static_assert(std::is_convertible_v<W, double>,
+                          "nabla::vjp: F returns one number, so the cotangent w is one number");
+            t.seed(output_, static_cast<double>(w));
+        } else {
+            static_assert(ArrayArgument<W>,
+                          "nabla::vjp: F returns an array, so the cotangent w is an array of its "
+                          "length (std::vector<double>, std::span, xtensor)");
+            if (static_cast<std::size_t>(w.size()) != output_.size())
+                throw shape_error("nabla::vjp: the cotangent w has " + std::to_string(w.size()) +
+                                  " elements, F's output " + std::to_string(output_.size()));
+            const double* const v = first_element(w);
+            for (std::size_t i = 0; i < output_.size(); ++i)
+                t.seed(output_[i], v[i]);
+        }
+        t.sweep();
+        std::tuple<Gradients...> g = like_;
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            (read_array_adjoints(t, inputs_[I], std::get<I>(g)), ...);
+        }
+        (std::index_sequence_for<Gradients...>{});
+        if constexpr (sizeof...(Gradients) == 1)
+            return std::get<0>(std::move(g));
+        else
+            return g;
+    }
+
+private:
+    std::shared_ptr<tape<double>> tape_;
+    std::array<var_array, sizeof...(Gradients)> inputs_;
+    Output output_;
+    std::tuple<Gradients...> like_;
+};
+
+}  // namespace detail
+
+// F's value at the arrays, and its pullback w -> w^T J, each call one sweep of the recording the
+// pullback owns (the rows of the Jacobian are pullback(e_0), pullback(e_1), ...). F returns a
+// var_array (the value is a std::vector<double>) or one number.
+template <class F, class... Args>
+auto vjp(mode::arrays_t, const F& f, const Args&... args) {
+    static_assert(sizeof...(Args) > 0 && (detail::ArrayArgument<Args> && ...),
+                  "nabla::vjp(nabla::mode::arrays, F, arrays...): the arguments are "
+                  "one-dimensional arrays of double (std::vector<double>, std::array, "
+                  "std::span<const double>, xt::xtensor<double, 1>), one per parameter of F.");
+    std::size_t k = 0;
+    const auto check = [&k](const auto& a) { detail::check_array_argument(a, k++); };
+    (check(args), ...);
+    auto t = std::make_shared<tape<double>>();
+    auto recording = t->record();
+    std::array<var_array, sizeof...(Args)> inputs{input_array(*t, args)...};
+    using Y = std::remove_cvref_t<decltype(f((void(args), std::declval<const var_array&>())...))>;
+    using Pullback =
+        detail::array_pullback<std::conditional_t<std::is_same_v<Y, var_array>, var_array, var>,
+                               decltype(detail::gradient_like(args))...>;
+    auto like = std::tuple{detail::gradient_like(args)...};
+    if constexpr (std::is_same_v<Y, var_array>) {
+        var_array y = std::apply([&f](const auto&... in) { return f(in...); }, inputs);
+        const std::span<const double> v = y.values();
+        return value_and_pullback<std::vector<double>, Pullback>{
+            std::vector<double>(v.begin(), v.end()),
+            Pullback(std::move(t), std::move(inputs), std::move(y), std::move(like))};
+    } else {
+        const var y = detail::as_active<double>(
+            std::apply([&f](const auto&... in) -> decltype(auto) { return f(in...); }, inputs));
+        return value_and_pullback<double, Pullback>{
+            y.value, Pullback(std::move(t), std::move(inputs), y, std::move(like))};
+    }
 }
 
 // The gradient alone: the one array argument's, or a tuple of them.

@@ -581,13 +581,24 @@ requires detail::ArrayArgument<C> var_array input_array(tape<double>& t, const C
     return detail::var_array_access::make(std::move(kept), n, index, t.generation());
 }
 
+namespace detail {
+
+// The adjoints of x's elements after a sweep of t, into g (of x's length; left alone for a
+// constant array).
+template <class G>
+void read_array_adjoints(const tape<double>& t, const var_array& x, G& g) {
+    if (x.empty() || x.is_constant())
+        return;
+    const std::span<const double> a = t.adjoints_from(x[0], x.size());
+    std::copy(a.begin(), a.end(), g.data());
+}
+
+}  // namespace detail
+
 // The adjoints of x's elements after a sweep of t (zeros for a constant array).
 inline std::vector<double> adjoints(const tape<double>& t, const var_array& x) {
     std::vector<double> out(x.size());
-    if (x.is_constant() || x.empty())
-        return out;
-    const std::span<const double> a = t.adjoints_from(x[0], x.size());
-    std::copy(a.begin(), a.end(), out.begin());
+    detail::read_array_adjoints(t, x, out);
     return out;
 }
 
