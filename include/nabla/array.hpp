@@ -14,6 +14,7 @@
 
 #include "api/arrays.hpp"
 #include "array/active.hpp"
+#include "array/matrix.hpp"
 #include "array/evaluate.hpp"
 #include "array/expression.hpp"
 #include "array/plan.hpp"

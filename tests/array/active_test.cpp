@@ -6,6 +6,7 @@
 #include <nabla/array.hpp>
 
 #include <catch2/catch.hpp>
+#include <xtensor/xarray.hpp>
 #include <xtensor/xtensor.hpp>
 
 #include <cmath>
@@ -319,9 +320,9 @@ TEST_CASE("misuse on the tape is reported: lengths that differ, stale arrays, in
     const nabla::var_array x = nabla::input_array(t, std::vector<double>{1.0, 2.0});
     CHECK_THROWS_AS(x * old, nabla::tape_error);
     CHECK_THROWS_AS(sum(old), nabla::tape_error);
-    xt::xtensor<double, 2> matrix = xt::zeros<double>({2, 2});
+    const xt::xarray<double> square = xt::zeros<double>({2, 2});
     CHECK_THROWS_AS(nabla::value_and_grad(
-                        nabla::mode::arrays, [](const auto& a) { return sum(a); }, matrix),
+                        nabla::mode::arrays, [](const auto& a) { return sum(a); }, square),
                     nabla::shape_error);
 }
 
@@ -382,4 +383,141 @@ TEST_CASE("vjp with arrays: the pullback of an array-valued function gives the r
     const std::vector<double> twice = back(2.0);
     for (std::size_t j = 0; j < n; ++j)
         CHECK(twice[j] == 2.0 * g[j]);
+}
+
+TEST_CASE("a dense layer on the tape: matvec and its adjoints equal the scalar tape's, matrices "
+          "as xtensor arguments",
+          "[array][tape][matrix]") {
+    for (const std::size_t n : {1UL, 3UL, W + 1, 2 * W + 3}) {
+        const std::size_t m = n + 2;
+        INFO("m = " << m << ", n = " << n);
+        const auto wv = sample(m * n, -0.5, 0.5, 11);
+        const auto xs = sample(n, -1.0, 1.0, 12);
+        const auto bs = sample(m, -0.2, 0.2, 13);
+        xt::xtensor<double, 2> w = xt::zeros<double>({m, n});
+        std::copy(wv.begin(), wv.end(), w.data());
+        const auto layer = [](const auto& weights, const auto& x, const auto& b) {
+            const auto h = tanh(matvec(weights, x) + b);
+            return sum(h * h);
+        };
+        const auto [v, gw, gx, gb] = nabla::value_and_grad(nabla::mode::arrays, layer, w, xs, bs);
+        static_assert(std::is_same_v<std::remove_cvref_t<decltype(gw)>, xt::xtensor<double, 2>>);
+        REQUIRE(gw.shape()[0] == m);
+        REQUIRE(gw.shape()[1] == n);
+
+        // The same layer written element by element on the scalar tape, over (W, x, b) flat.
+        std::vector<double> flat(wv);
+        flat.insert(flat.end(), xs.begin(), xs.end());
+        flat.insert(flat.end(), bs.begin(), bs.end());
+        const auto scalar = [m, n](const auto& p) {
+            using T = std::decay_t<decltype(p[0])>;
+            T total = 0.0;
+            for (std::size_t i = 0; i < m; ++i) {
+                T z = p[m * n + n + i];
+                for (std::size_t j = 0; j < n; ++j)
+                    z = z + p[i * n + j] * p[m * n + j];
+                using std::tanh;
+                const T h = tanh(z);
+                total = total + h * h;
+            }
+            return total;
+        };
+        const auto expected = nabla::value_and_grad(nabla::mode::reverse, scalar, flat);
+        CHECK(v == Approx(expected.value).epsilon(1e-13));
+        for (std::size_t k = 0; k < m * n; ++k)
+            CHECK(gw.data()[k] == Approx(expected.gradient[k]).epsilon(1e-12).margin(1e-15));
+        for (std::size_t j = 0; j < n; ++j)
+            CHECK(gx[j] == Approx(expected.gradient[m * n + j]).epsilon(1e-12).margin(1e-15));
+        for (std::size_t i = 0; i < m; ++i)
+            CHECK(gb[i] == Approx(expected.gradient[m * n + n + i]).epsilon(1e-12).margin(1e-15));
+    }
+}
+
+TEST_CASE("matmul's adjoints are dC B^T and A^T dC", "[array][tape][matrix]") {
+    const std::size_t m = W + 1, k = 3, n = 2 * W + 1;
+    const auto av = sample(m * k, -1.0, 1.0, 14), bv = sample(k * n, -1.0, 1.0, 15);
+    const auto weights = sample(m * n, 0.5, 1.5, 16);  // dC
+    nabla::tape<> t;
+    auto recording = t.record();
+    const nabla::var_matrix a(nabla::input_array(t, av), m, k);
+    const nabla::var_matrix b(nabla::input_array(t, bv), k, n);
+    const nabla::var_matrix c = matmul(a, b);
+    REQUIRE(c.rows() == m);
+    REQUIRE(c.cols() == n);
+    const nabla::var loss = sum(c.elements() * weights);
+    t.gradient(loss);
+    const auto da = nabla::adjoints(t, a.elements());
+    const auto db = nabla::adjoints(t, b.elements());
+    for (std::size_t i = 0; i < m; ++i)
+        for (std::size_t j = 0; j < n; ++j) {
+            double cij = 0.0;
+            for (std::size_t l = 0; l < k; ++l)
+                cij += av[i * k + l] * bv[l * n + j];
+            CHECK(c.value(i, j) == Approx(cij).epsilon(1e-14));
+        }
+    for (std::size_t i = 0; i < m; ++i)
+        for (std::size_t l = 0; l < k; ++l) {
+            double expected = 0.0;
+            for (std::size_t j = 0; j < n; ++j)
+                expected += weights[i * n + j] * bv[l * n + j];
+            CHECK(da[i * k + l] == Approx(expected).epsilon(1e-13));
+        }
+    for (std::size_t l = 0; l < k; ++l)
+        for (std::size_t j = 0; j < n; ++j) {
+            double expected = 0.0;
+            for (std::size_t i = 0; i < m; ++i)
+                expected += av[i * k + l] * weights[i * n + j];
+            CHECK(db[l * n + j] == Approx(expected).epsilon(1e-13));
+        }
+}
+
+TEST_CASE("solve: A x = b, and its adjoints l = A^-T w into b and -l x^T into A, with pivoting",
+          "[array][tape][matrix]") {
+    for (const std::size_t n : {1UL, 2UL, 5UL, W + 3}) {
+        INFO("n = " << n);
+        // Well conditioned, but the first pivot must come from another row.
+        auto av = sample(n * n, -0.1, 0.1, 17);
+        for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t j = 0; j < n; ++j)
+                av[i * n + j] +=
+                    (i == j ? 1.0 : 0.0) + 1.0 / (2.0 + static_cast<double>(i + 2 * j));
+        av[0] = 0.0;
+        const auto bv = sample(n, -1.0, 1.0, 18);
+        const auto w = sample(n, 0.5, 1.5, 19);
+        if (n == 1)
+            av[0] = 0.7;
+        nabla::tape<> t;
+        auto recording = t.record();
+        const nabla::var_matrix a(nabla::input_array(t, av), n, n);
+        const nabla::var_array b = nabla::input_array(t, bv);
+        const nabla::var_array x = solve(a, b);
+        const nabla::var loss = dot(x, nabla::var_array(w));
+        t.gradient(loss);
+        const auto da = nabla::adjoints(t, a.elements());
+        const auto db = nabla::adjoints(t, b);
+        for (std::size_t i = 0; i < n; ++i) {
+            double residual = -bv[i], transposed = -w[i];
+            for (std::size_t j = 0; j < n; ++j) {
+                residual += av[i * n + j] * x.value(j);
+                transposed += av[j * n + i] * db[j];  // (A^T l)_i
+            }
+            CHECK(residual == Approx(0.0).margin(1e-12));
+            CHECK(transposed == Approx(0.0).margin(1e-12));
+            for (std::size_t j = 0; j < n; ++j)
+                CHECK(da[i * n + j] == Approx(-db[i] * x.value(j)).epsilon(1e-13).margin(1e-15));
+        }
+    }
+}
+
+TEST_CASE("matrix shapes that do not fit are reported", "[array][tape][matrix]") {
+    nabla::tape<> t;
+    auto recording = t.record();
+    const nabla::var_array six = nabla::input_array(t, std::vector<double>(6, 1.0));
+    CHECK_THROWS_AS(nabla::var_matrix(six, 4, 2), nabla::shape_error);
+    const nabla::var_matrix a(six, 2, 3);
+    const nabla::var_array two = nabla::input_array(t, std::vector<double>(2, 1.0));
+    CHECK_THROWS_AS(matvec(a, two), nabla::shape_error);
+    CHECK_THROWS_AS(matmul(a, a), nabla::shape_error);
+    CHECK_THROWS_AS(solve(a, two), nabla::shape_error);
+    CHECK(matvec(a, nabla::var_array(std::vector<double>{1.0, 2.0, 3.0})).value(1) == 6.0);
 }

@@ -21,6 +21,7 @@
 
 #include "../array/active.hpp"
 #include "../array/evaluate.hpp"
+#include "../array/matrix.hpp"
 #include "../reverse/detail/lent_tape.hpp"
 #include "../reverse/tape.hpp"
 #include "grad.hpp"
@@ -28,36 +29,74 @@
 
 namespace nabla {
 
+namespace detail {
+
+// A two-dimensional argument (xt::xtensor<double, 2>) becomes a var_matrix; a one-dimensional
+// one a var_array.
+template <class C>
+concept MatrixArgument = requires {
+    C::rank;
+}
+&&C::rank == 2;
+
+template <class... Args, std::size_t... I>
+auto record_arguments(tape<double>& t, std::index_sequence<I...>, const Args&... args) {
+    const auto one = [&t](const auto& a, std::size_t k) {
+        if constexpr (MatrixArgument<std::remove_cvref_t<decltype(a)>>) {
+            return input_matrix(t, a);
+        } else {
+            check_array_argument(a, k);
+            return input_array(t, a);
+        }
+    };
+    return std::tuple{one(args, I)...};
+}
+
+template <class C>
+using array_input_t = std::conditional_t<MatrixArgument<C>, var_matrix, var_array>;
+
+inline const var_array& elements_of(const var_array& a) {
+    return a;
+}
+inline const var_array& elements_of(const var_matrix& m) {
+    return m.elements();
+}
+
+// The adjoints of every argument, into gradients shaped like them.
+template <class Inputs, class Gradients>
+void read_arguments(const tape<double>& t, const Inputs& inputs, Gradients& gradients) {
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+        (read_array_adjoints(t, elements_of(std::get<I>(inputs)), std::get<I>(gradients)), ...);
+    }
+    (std::make_index_sequence<std::tuple_size_v<Inputs>>{});
+}
+
+}  // namespace detail
+
 // The value of f at the arrays and its gradient with respect to each, shaped like it:
 // auto [value, gx, gy] = nabla::value_and_grad(nabla::mode::arrays, f, xs, ys).
 template <class F, class... Args>
 auto value_and_grad(mode::arrays_t, const F& f, const Args&... args) {
     static_assert(sizeof...(Args) > 0 && (detail::ArrayArgument<Args> && ...),
                   "nabla::value_and_grad(nabla::mode::arrays, f, arrays...): the arguments are "
-                  "one-dimensional arrays of double (std::vector<double>, std::array, "
-                  "std::span<const double>, xt::xtensor<double, 1>), one per parameter of f.");
-    static_assert(
-        std::is_invocable_v<const F&, decltype((void)args, std::declval<const var_array&>())...>,
-        "nabla: this function cannot be called with nabla::var_array arguments. Write "
-        "it generically, with auto parameters, and call array functions unqualified: "
-        "[](const auto& x) { using std::exp; return sum(exp(x)); }.");
+                  "arrays of double (std::vector<double>, std::array, std::span<const double>, "
+                  "xt::xtensor<double, 1>; xt::xtensor<double, 2> for a matrix), one per "
+                  "parameter of f.");
+    static_assert(std::is_invocable_v<const F&, const detail::array_input_t<Args>&...>,
+                  "nabla: this function cannot be called with nabla::var_array arguments. Write "
+                  "it generically, with auto parameters, and call array functions unqualified: "
+                  "[](const auto& x) { using std::exp; return sum(exp(x)); }.");
     array_value_and_gradient<decltype(detail::gradient_like(args))...> out{
         0.0, std::tuple{detail::gradient_like(args)...}};
     detail::lent_tape<double> lent;
     tape<double>& t = lent.get();
     auto recording = t.record();
-    std::size_t k = 0;
-    const auto check = [&k](const auto& a) { detail::check_array_argument(a, k++); };
-    (check(args), ...);
-    const std::array<var_array, sizeof...(Args)> inputs{input_array(t, args)...};
+    const auto inputs = detail::record_arguments(t, std::index_sequence_for<Args...>{}, args...);
     const var y = detail::as_active<double>(
         std::apply([&f](const auto&... in) -> decltype(auto) { return f(in...); }, inputs));
     t.gradient(y);
     out.value = y.value;
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-        (detail::read_array_adjoints(t, inputs[I], std::get<I>(out.gradient)), ...);
-    }
-    (std::index_sequence_for<Args...>{});
+    detail::read_arguments(t, inputs, out.gradient);
     return out;
 }
 
@@ -65,11 +104,11 @@ namespace detail {
 
 // The pullback of nabla::vjp(nabla::mode::arrays, F, arrays...): it owns the recording, and each
 // call seeds F's outputs with w and sweeps it once.
-template <class Output, class... Gradients>
+template <class Output, class Inputs, class... Gradients>
 class array_pullback {
 public:
     array_pullback(std::shared_ptr<tape<double>> t,
-                   std::array<var_array, sizeof...(Gradients)> inputs,
+                   Inputs inputs,
                    Output output,
                    std::tuple<Gradients...> like)
         : tape_(std::move(t)),
@@ -100,10 +139,7 @@ public:
         }
         t.sweep();
         std::tuple<Gradients...> g = like_;
-        [&]<std::size_t... I>(std::index_sequence<I...>) {
-            (read_array_adjoints(t, inputs_[I], std::get<I>(g)), ...);
-        }
-        (std::index_sequence_for<Gradients...>{});
+        read_arguments(t, inputs_, g);
         if constexpr (sizeof...(Gradients) == 1)
             return std::get<0>(std::move(g));
         else
@@ -112,7 +148,7 @@ public:
 
 private:
     std::shared_ptr<tape<double>> tape_;
-    std::array<var_array, sizeof...(Gradients)> inputs_;
+    Inputs inputs_;
     Output output_;
     std::tuple<Gradients...> like_;
 };
@@ -126,18 +162,16 @@ template <class F, class... Args>
 auto vjp(mode::arrays_t, const F& f, const Args&... args) {
     static_assert(sizeof...(Args) > 0 && (detail::ArrayArgument<Args> && ...),
                   "nabla::vjp(nabla::mode::arrays, F, arrays...): the arguments are "
-                  "one-dimensional arrays of double (std::vector<double>, std::array, "
-                  "std::span<const double>, xt::xtensor<double, 1>), one per parameter of F.");
-    std::size_t k = 0;
-    const auto check = [&k](const auto& a) { detail::check_array_argument(a, k++); };
-    (check(args), ...);
+                  "arrays of double (std::vector<double>, std::array, std::span<const double>, "
+                  "xt::xtensor<double, 1>; xt::xtensor<double, 2> for a matrix), one per "
+                  "parameter of F.");
     auto t = std::make_shared<tape<double>>();
     auto recording = t->record();
-    std::array<var_array, sizeof...(Args)> inputs{input_array(*t, args)...};
-    using Y = std::remove_cvref_t<decltype(f((void(args), std::declval<const var_array&>())...))>;
+    auto inputs = detail::record_arguments(*t, std::index_sequence_for<Args...>{}, args...);
+    using Y = std::remove_cvref_t<decltype(std::apply(f, inputs))>;
     using Pullback =
         detail::array_pullback<std::conditional_t<std::is_same_v<Y, var_array>, var_array, var>,
-                               decltype(detail::gradient_like(args))...>;
+                               decltype(inputs), decltype(detail::gradient_like(args))...>;
     auto like = std::tuple{detail::gradient_like(args)...};
     if constexpr (std::is_same_v<Y, var_array>) {
         var_array y = std::apply([&f](const auto&... in) { return f(in...); }, inputs);

@@ -1,0 +1,311 @@
+#pragma once
+// Matrices on the run-time tape: nabla::var_matrix, a row-major matrix of active doubles (its
+// elements a var_array), and the operations that do not fuse: the matrix-vector and matrix
+// products and a linear solve, each one tape entry whose pullback is the textbook adjoint.
+//
+//   nabla::var_matrix W = nabla::input_matrix(t, weights);       // xt::xtensor<double, 2>
+//   nabla::var_array h = tanh(matvec(W, x) + b);
+//   nabla::var loss = sum(h * h);
+//
+//   y = A x:       dx += A^T dy,         dA += dy x^T
+//   C = A B:       dA += dC B^T,         dB += A^T dC
+//   x = A^-1 b:    l = A^-T dx;  db += l,  dA -= l x^T   (the LU factors kept from the forward
+//   pass)
+//
+// The kernels are nabla's own SIMD loops (the products stream the matrix once per pass, bound by
+// memory at the sizes where they matter); the solve factors by Gaussian elimination with partial
+// pivoting. A singular matrix gives infinities or NaN, as in LAPACK's dgesv without its check.
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../config.hpp"
+#include "active.hpp"
+#include "evaluate.hpp"
+
+namespace nabla {
+
+// A rows x cols matrix of active doubles, row-major: element (i, j) is elements()[i * cols + j].
+class var_matrix {
+public:
+    var_matrix() = default;
+    // The matrix whose elements, row by row, are `elements` (a shape_error unless it has
+    // rows * cols of them).
+    var_matrix(var_array elements, std::size_t rows, std::size_t cols)
+        : elements_(std::move(elements)),
+          rows_(rows),
+          cols_(cols) {
+        if (elements_.size() != rows * cols)
+            throw shape_error("nabla: a " + std::to_string(rows) + " x " + std::to_string(cols) +
+                              " matrix of " + std::to_string(elements_.size()) + " elements");
+    }
+    // A constant matrix from a two-dimensional array (xt::xtensor<double, 2>, row-major).
+    template <class C>
+    requires requires(const C& c) {
+        c.shape()[1];
+        c.dimension();
+        { c.data() } -> std::convertible_to<const double*>;
+    }
+    explicit var_matrix(const C& values)
+        : var_matrix(var_array(std::span<const double>(values.data(), values.size())),
+                     shape_of(values, 0),
+                     shape_of(values, 1)) {}
+
+    std::size_t rows() const { return rows_; }
+    std::size_t cols() const { return cols_; }
+    const var_array& elements() const { return elements_; }
+    double value(std::size_t i, std::size_t j) const { return elements_.value(i * cols_ + j); }
+    var operator()(std::size_t i, std::size_t j) const { return elements_[i * cols_ + j]; }
+    // Row i, sharing the matrix's variables.
+    var_array row(std::size_t i) const { return elements_.slice(i * cols_, (i + 1) * cols_); }
+
+    template <class C>
+    static std::size_t shape_of(const C& values, std::size_t axis) {
+        if (values.dimension() != 2)
+            throw shape_error("nabla: a matrix is made of a two-dimensional array; this one has " +
+                              std::to_string(values.dimension()) + " dimensions");
+        if constexpr (requires { values.strides(); }) {
+            if (values.size() > 1 && values.strides()[1] != 1 &&
+                !(values.shape()[1] == 1 && values.strides()[0] == 1))
+                throw shape_error("nabla: a matrix is made of a row-major contiguous array");
+        }
+        return static_cast<std::size_t>(values.shape()[axis]);
+    }
+
+private:
+    var_array elements_;
+    std::size_t rows_ = 0;
+    std::size_t cols_ = 0;
+};
+
+// A rows x cols matrix of new independent variables with these values (row-major).
+template <class C>
+var_matrix input_matrix(tape<double>& t, const C& values) {
+    const std::size_t rows = var_matrix::shape_of(values, 0);
+    const std::size_t cols = var_matrix::shape_of(values, 1);
+    return var_matrix(input_array(t, std::span<const double>(values.data(), values.size())), rows,
+                      cols);
+}
+
+namespace detail {
+
+// sum_j a[j] b[j] over n elements, four accumulators.
+inline double dot_kernel(const double* a, const double* b, std::size_t n) {
+    std::size_t j = 0;
+    double total = 0.0;
+#if NABLA_ARRAY_LANES
+    constexpr std::size_t w = width<lanes>;
+    lanes s0(0.0), s1(0.0), s2(0.0), s3(0.0);
+    for (; j + 4 * w <= n; j += 4 * w) {
+        s0 = fma(load<lanes>(a + j), load<lanes>(b + j), s0);
+        s1 = fma(load<lanes>(a + j + w), load<lanes>(b + j + w), s1);
+        s2 = fma(load<lanes>(a + j + 2 * w), load<lanes>(b + j + 2 * w), s2);
+        s3 = fma(load<lanes>(a + j + 3 * w), load<lanes>(b + j + 3 * w), s3);
+    }
+    for (; j + w <= n; j += w)
+        s0 = fma(load<lanes>(a + j), load<lanes>(b + j), s0);
+    total = add_lanes((s0 + s1) + (s2 + s3));
+#endif
+    for (; j < n; ++j)
+        total += a[j] * b[j];
+    return total;
+}
+
+// y[j] += s x[j] over n elements.
+inline void axpy_kernel(double s, const double* x, double* y, std::size_t n) {
+    std::size_t j = 0;
+#if NABLA_ARRAY_LANES
+    const lanes sb(s);
+    for (; j + width<lanes> <= n; j += width<lanes>)
+        store_lanes(y + j, fma(sb, load<lanes>(x + j), load<lanes>(y + j)));
+#endif
+    for (; j < n; ++j)
+        y[j] += s * x[j];
+}
+
+// The LU factors of an n x n matrix with partial pivoting, P A = L U (L with a unit diagonal
+// below, U on and above it, in one row-major array), and the solves they give.
+struct lu_factors {
+    std::vector<double> lu;
+    std::vector<std::size_t> pivot;  // row k of P A is row pivot[k] of A
+    std::size_t n = 0;
+
+    lu_factors(const double* a, std::size_t size) : lu(a, a + size * size), pivot(size), n(size) {
+        for (std::size_t k = 0; k < n; ++k)
+            pivot[k] = k;
+        for (std::size_t k = 0; k < n; ++k) {
+            std::size_t best = k;
+            for (std::size_t i = k + 1; i < n; ++i)
+                if (std::abs(lu[i * n + k]) > std::abs(lu[best * n + k]))
+                    best = i;
+            if (best != k) {
+                std::swap_ranges(lu.begin() + static_cast<std::ptrdiff_t>(k * n),
+                                 lu.begin() + static_cast<std::ptrdiff_t>(k * n + n),
+                                 lu.begin() + static_cast<std::ptrdiff_t>(best * n));
+                std::swap(pivot[k], pivot[best]);
+            }
+            const double d = lu[k * n + k];
+            for (std::size_t i = k + 1; i < n; ++i) {
+                const double l = lu[i * n + k] / d;
+                lu[i * n + k] = l;
+                axpy_kernel(-l, lu.data() + k * n + k + 1, lu.data() + i * n + k + 1, n - k - 1);
+            }
+        }
+    }
+    // x = A^-1 b.
+    std::vector<double> solve(const double* b) const {
+        std::vector<double> x(n);
+        for (std::size_t i = 0; i < n; ++i)
+            x[i] = b[pivot[i]] - dot_kernel(lu.data() + i * n, x.data(), i);
+        for (std::size_t i = n; i-- > 0;)
+            x[i] = (x[i] - dot_kernel(lu.data() + i * n + i + 1, x.data() + i + 1, n - i - 1)) /
+                   lu[i * n + i];
+        return x;
+    }
+    // l = A^-T w: U^T z = w, L^T v = z, l = P^T v.
+    std::vector<double> solve_transposed(const double* w) const {
+        std::vector<double> z(w, w + n);
+        for (std::size_t i = 0; i < n; ++i) {
+            z[i] /= lu[i * n + i];
+            axpy_kernel(-z[i], lu.data() + i * n + i + 1, z.data() + i + 1, n - i - 1);
+        }
+        for (std::size_t i = n; i-- > 0;)
+            for (std::size_t k = 0; k < i; ++k)
+                z[k] -= lu[i * n + k] * z[i];
+        std::vector<double> l(n);
+        for (std::size_t i = 0; i < n; ++i)
+            l[pivot[i]] = z[i];
+        return l;
+    }
+};
+
+inline tape<double>* tape_of(const var_array& a, const var_array& b) {
+    return tape_for({{var_array_access::first(a), var_array_access::generation(a)},
+                     {var_array_access::first(b), var_array_access::generation(b)}});
+}
+
+// The result of an operation of n values: constant without a tape, else n new variables and an
+// entry with this pullback.
+template <class Pullback>
+var_array
+record_result(tape<double>* on, array_memory::buffer values, std::size_t n, Pullback&& pullback) {
+    if (on == nullptr || n == 0)
+        return var_array_access::make(std::move(values), n, 0, 0);
+    const tape_index first = tape_access::add_variables(*on, n);
+    tape_access::add_array_operation(*on, first, static_cast<tape_index>(n),
+                                     [first, pullback = std::forward<Pullback>(pullback)](
+                                         double* adjoints) { pullback(adjoints, first); });
+    return var_array_access::make(std::move(values), n, first, on->generation());
+}
+
+}  // namespace detail
+
+// y = A x.
+inline var_array matvec(const var_matrix& a, const var_array& x) {
+    if (a.cols() != x.size())
+        throw shape_error("nabla::matvec: a " + std::to_string(a.rows()) + " x " +
+                          std::to_string(a.cols()) + " matrix times a vector of " +
+                          std::to_string(x.size()));
+    using namespace detail;
+    const std::size_t m = a.rows(), n = a.cols();
+    const double* const av = var_array_access::data(a.elements());
+    const double* const xv = var_array_access::data(x);
+    array_memory::buffer y = array_memory::take(m);
+    for (std::size_t i = 0; i < m; ++i)
+        y[i] = dot_kernel(av + i * n, xv, n);
+    tape<double>* const on = tape_of(a.elements(), x);
+    return record_result(
+        on, std::move(y), m,
+        [m, n, ai = var_array_access::first(a.elements()), xi = var_array_access::first(x),
+         akeep = var_array_access::values(a.elements()), xkeep = var_array_access::values(x),
+         aoff = static_cast<std::size_t>(av - var_array_access::values(a.elements()).get()),
+         xoff = static_cast<std::size_t>(xv - var_array_access::values(x).get())](
+            double* adjoints, tape_index first) {
+            const double* const dy = adjoints + first;
+            const double* const A = akeep.get() + aoff;
+            for (std::size_t i = 0; i < m; ++i) {
+                if (dy[i] == 0.0)
+                    continue;
+                if (xi != 0)
+                    axpy_kernel(dy[i], A + i * n, adjoints + xi, n);  // dx += A^T dy
+                if (ai != 0)
+                    axpy_kernel(dy[i], xkeep.get() + xoff, adjoints + ai + i * n,
+                                n);  // dA += dy x^T
+            }
+        });
+}
+
+// C = A B.
+inline var_matrix matmul(const var_matrix& a, const var_matrix& b) {
+    if (a.cols() != b.rows())
+        throw shape_error("nabla::matmul: a " + std::to_string(a.rows()) + " x " +
+                          std::to_string(a.cols()) + " matrix times a " + std::to_string(b.rows()) +
+                          " x " + std::to_string(b.cols()) + " matrix");
+    using namespace detail;
+    const std::size_t m = a.rows(), k = a.cols(), n = b.cols();
+    const double* const av = var_array_access::data(a.elements());
+    const double* const bv = var_array_access::data(b.elements());
+    array_memory::buffer c = array_memory::take(m * n);
+    std::fill(c.get(), c.get() + m * n, 0.0);
+    for (std::size_t i = 0; i < m; ++i)
+        for (std::size_t l = 0; l < k; ++l)
+            axpy_kernel(av[i * k + l], bv + l * n, c.get() + i * n, n);
+    tape<double>* const on = tape_of(a.elements(), b.elements());
+    var_array elements = record_result(
+        on, std::move(c), m * n,
+        [m, k, n, ai = var_array_access::first(a.elements()),
+         bi = var_array_access::first(b.elements()), akeep = var_array_access::values(a.elements()),
+         bkeep = var_array_access::values(b.elements()),
+         aoff = static_cast<std::size_t>(av - var_array_access::values(a.elements()).get()),
+         boff = static_cast<std::size_t>(bv - var_array_access::values(b.elements()).get())](
+            double* adjoints, tape_index first) {
+            const double* const dc = adjoints + first;
+            const double* const A = akeep.get() + aoff;
+            const double* const B = bkeep.get() + boff;
+            for (std::size_t i = 0; i < m; ++i)
+                for (std::size_t l = 0; l < k; ++l) {
+                    if (ai != 0)  // dA(i, l) += dC(i, :) . B(l, :)
+                        adjoints[ai + i * k + l] += dot_kernel(dc + i * n, B + l * n, n);
+                    if (bi != 0)  // dB(l, :) += A(i, l) dC(i, :)
+                        axpy_kernel(A[i * k + l], dc + i * n, adjoints + bi + l * n, n);
+                }
+        });
+    return var_matrix(std::move(elements), m, n);
+}
+
+// x = A^-1 b for a square A.
+inline var_array solve(const var_matrix& a, const var_array& b) {
+    if (a.rows() != a.cols() || a.rows() != b.size())
+        throw shape_error("nabla::solve: a " + std::to_string(a.rows()) + " x " +
+                          std::to_string(a.cols()) + " matrix and a vector of " +
+                          std::to_string(b.size()) +
+                          " (the matrix is square, of the vector's "
+                          "length)");
+    using namespace detail;
+    const std::size_t n = b.size();
+    auto factors = std::make_shared<const lu_factors>(var_array_access::data(a.elements()), n);
+    const std::vector<double> solution = factors->solve(var_array_access::data(b));
+    array_memory::buffer x = array_memory::take(n);
+    std::copy(solution.begin(), solution.end(), x.get());
+    std::shared_ptr<const double[]> kept = x;
+    tape<double>* const on = tape_of(a.elements(), b);
+    return record_result(
+        on, std::move(x), n,
+        [n, factors, kept, ai = var_array_access::first(a.elements()),
+         bi = var_array_access::first(b)](double* adjoints, tape_index first) {
+            const std::vector<double> l = factors->solve_transposed(adjoints + first);
+            if (bi != 0)
+                for (std::size_t i = 0; i < n; ++i)
+                    adjoints[bi + i] += l[i];
+            if (ai != 0)
+                for (std::size_t i = 0; i < n; ++i)
+                    axpy_kernel(-l[i], kept.get(), adjoints + ai + i * n, n);  // dA -= l x^T
+        });
+}
+
+}  // namespace nabla
