@@ -489,6 +489,88 @@ inline void heat_adjoint(const double* ubar_out, std::size_t n, double r, double
     detail::heat_adjoint_edge(row(n - 1), row(n - 2), n, r, ubar_in + (n - 1) * n);
 }
 
+// y = W x for a row-major m x n matrix W: four rows at a time, so that each batch of x loaded
+// serves four rows.
+inline void gemv(const double* w, const double* x, std::size_t m, std::size_t n, double* y) {
+    std::size_t i = 0;
+#if NABLA_BENCH_HAND_SIMD
+    using detail::batch, detail::load, detail::whole, detail::width;
+    for (; i + 4 <= m; i += 4) {
+        const double* r0 = w + i * n;
+        const double* r1 = r0 + n;
+        const double* r2 = r1 + n;
+        const double* r3 = r2 + n;
+        batch s0(0.0), s1(0.0), s2(0.0), s3(0.0);
+        std::size_t j = 0;
+        for (; j < whole(n, width); j += width) {
+            const batch xv = load(x + j);
+            s0 = detail::mul_add(load(r0 + j), xv, s0);
+            s1 = detail::mul_add(load(r1 + j), xv, s1);
+            s2 = detail::mul_add(load(r2 + j), xv, s2);
+            s3 = detail::mul_add(load(r3 + j), xv, s3);
+        }
+        double t0 = xsimd::hadd(s0), t1 = xsimd::hadd(s1), t2 = xsimd::hadd(s2),
+               t3 = xsimd::hadd(s3);
+        for (; j < n; ++j) {
+            t0 += r0[j] * x[j];
+            t1 += r1[j] * x[j];
+            t2 += r2[j] * x[j];
+            t3 += r3[j] * x[j];
+        }
+        y[i] = t0;
+        y[i + 1] = t1;
+        y[i + 2] = t2;
+        y[i + 3] = t3;
+    }
+#endif
+    for (; i < m; ++i) {
+        double t = 0.0;
+        for (std::size_t j = 0; j < n; ++j)
+            t += w[i * n + j] * x[j];
+        y[i] = t;
+    }
+}
+
+// The dense layer's loss sum_i tanh((W x + b)_i)^2 and its gradient with respect to W, x and b:
+// one product for z, then one pass over W that writes dW = dz x^T and gathers dx = W^T dz, with
+// dz_i = 2 h_i (1 - h_i^2).
+inline double dense_value_and_grad(const double* w,
+                                   const double* x,
+                                   const double* b,
+                                   std::size_t m,
+                                   std::size_t n,
+                                   double* gw,
+                                   double* gx,
+                                   double* gb) {
+    gemv(w, x, m, n, gb);
+    double loss = 0.0;
+    for (std::size_t i = 0; i < m; ++i) {
+        const double h = std::tanh(gb[i] + b[i]);
+        loss += h * h;
+        gb[i] = 2.0 * h * (1.0 - h * h);
+    }
+    std::fill(gx, gx + n, 0.0);
+    for (std::size_t i = 0; i < m; ++i) {
+        const double dz = gb[i];
+        const double* row = w + i * n;
+        double* grow = gw + i * n;
+        std::size_t j = 0;
+#if NABLA_BENCH_HAND_SIMD
+        using detail::batch, detail::load, detail::whole, detail::width;
+        const batch d(dz);
+        for (; j < whole(n, width); j += width) {
+            (d * load(x + j)).store_unaligned(grow + j);
+            detail::mul_add(d, load(row + j), load(gx + j)).store_unaligned(gx + j);
+        }
+#endif
+        for (; j < n; ++j) {
+            grow[j] = dz * x[j];
+            gx[j] += dz * row[j];
+        }
+    }
+    return loss;
+}
+
 // a_i = b_i + s c_i.
 inline void triad(double* a, const double* b, const double* c, double s, std::size_t n) {
     std::size_t i = 0;

@@ -1,7 +1,8 @@
 // Array expressions against hand-written xsimd code (bench/array_baselines.hpp), xtensor's own
 // evaluation and the scalar tape, side by side in one program: sum, an element-wise chain with
-// exp, sqrt and a division, extended Rosenbrock and log-sum-exp, values and gradients, at sizes
-// from 10^3 to 10^7, and the same functions as generic lambdas on the tape with whole arrays
+// exp, sqrt and a division, extended Rosenbrock, log-sum-exp and a dense layer (with Eigen's
+// matrix-vector product where Eigen is installed), values and gradients, at sizes from 10^3 to
+// 10^7, and the same functions as generic lambdas on the tape with whole arrays
 // (one entry per array operation); and the bandwidth of a STREAM triad measured in the same run,
 // against which the large sizes are read (bytes that must move / time). Ratios are to the
 // hand-written code.
@@ -22,6 +23,13 @@
 #include <string>
 #include <tuple>
 #include <vector>
+
+#if __has_include(<Eigen/Dense>)
+#include <Eigen/Dense>
+#define NABLA_BENCH_EIGEN 1
+#else
+#define NABLA_BENCH_EIGEN 0
+#endif
 
 #include "array_baselines.hpp"
 #include "bench_util.hpp"
@@ -261,6 +269,65 @@ void bench_logsumexp(std::size_t n) {
                         gradients[1].best_ns / values[1].best_ns);
 }
 
+// The dense layer loss sum(tanh(W x + b)^2) for an n x n W: its matrix-vector product alone (the
+// hand-written one, Eigen's, nabla's matvec on constants) and its value and gradient (hand-written,
+// and on nabla's tape with W as an xt::xtensor<double, 2>).
+void bench_dense(std::size_t n) {
+    const auto wv = uniform(n * n, -1.0 / static_cast<double>(n), 1.0 / static_cast<double>(n), 8);
+    const auto xs = uniform(n, -1.0, 1.0, 9), bs = uniform(n, -0.1, 0.1, 10);
+    xt::xtensor<double, 2> w(std::array<std::size_t, 2>{n, n});
+    std::copy(wv.begin(), wv.end(), w.data());
+    std::vector<double> y(n), gw(n * n), gx(n), gb(n);
+    const nabla::var_matrix wc(w);
+    const nabla::var_array xc(xs);
+    std::vector<contender> products{{"hand-written xsimd"}, {"nabla matvec"}};
+#if NABLA_BENCH_EIGEN
+    products.push_back({"Eigen"});
+    const Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>
+        we(wv.data(), static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(n));
+    const Eigen::Map<const Eigen::VectorXd> xe(xs.data(), static_cast<Eigen::Index>(n));
+    Eigen::VectorXd ye(static_cast<Eigen::Index>(n));
+#endif
+    const long calls = std::max(1L, static_cast<long>(20'000'000 / (n * n)));
+    race(
+        products, calls, rounds,
+        [&](long) {
+            nabla_bench::hand::gemv(wv.data(), xs.data(), n, n, y.data());
+            keep(y[n / 2]);
+        },
+        [&](long) { keep(matvec(wc, xc).value(n / 2)); }
+#if NABLA_BENCH_EIGEN
+        ,
+        [&](long) {
+            ye.noalias() = we * xe;
+            keep(ye[static_cast<Eigen::Index>(n / 2)]);
+        }
+#endif
+    );
+    report(title("dense layer, W x", n).c_str(), products);
+
+    const auto layer = [](const auto& weights, const auto& x, const auto& b) {
+        const auto h = tanh(matvec(weights, x) + b);
+        return sum(h * h);
+    };
+    std::vector<contender> gradients{{"hand-written xsimd"}, {"nabla tape, whole arrays"}};
+    race(
+        gradients, calls, rounds,
+        [&](long) {
+            keep(nabla_bench::hand::dense_value_and_grad(wv.data(), xs.data(), bs.data(), n, n,
+                                                         gw.data(), gx.data(), gb.data()));
+            keep(gw[n / 2]);
+        },
+        [&](long) {
+            const auto r = nabla::value_and_grad(nabla::mode::arrays, layer, w, xs, bs);
+            keep(r.value);
+        });
+    report(title("dense layer, value and gradient", n).c_str(), gradients);
+    std::printf("  value and gradient / hand-written W x: hand-written %.2f, nabla %.2f\n",
+                gradients[0].best_ns / products[0].best_ns,
+                gradients[1].best_ns / products[0].best_ns);
+}
+
 }  // namespace
 
 int main() {
@@ -275,4 +342,6 @@ int main() {
         bench_rosenbrock(n, n <= 100'000, triad);
     for (const std::size_t n : {100'000UL, 10'000'000UL})
         bench_logsumexp(n);
+    for (const std::size_t n : {256UL, 1024UL, 2048UL})
+        bench_dense(n);
 }

@@ -39,14 +39,23 @@ concept MatrixArgument = requires {
 }
 &&C::rank == 2;
 
-template <class... Args, std::size_t... I>
+// InPlace: the arguments' values are read where they are (the recording ends before the caller
+// sees them again), else copied.
+template <bool InPlace, class... Args, std::size_t... I>
 auto record_arguments(tape<double>& t, std::index_sequence<I...>, const Args&... args) {
     const auto one = [&t](const auto& a, std::size_t k) {
         if constexpr (MatrixArgument<std::remove_cvref_t<decltype(a)>>) {
-            return input_matrix(t, a);
+            if constexpr (InPlace)
+                return var_matrix(input_in_place(t, a.data(), a.size()), var_matrix::shape_of(a, 0),
+                                  var_matrix::shape_of(a, 1));
+            else
+                return input_matrix(t, a);
         } else {
             check_array_argument(a, k);
-            return input_array(t, a);
+            if constexpr (InPlace)
+                return input_in_place(t, first_element(a), static_cast<std::size_t>(a.size()));
+            else
+                return input_array(t, a);
         }
     };
     return std::tuple{one(args, I)...};
@@ -91,7 +100,8 @@ auto value_and_grad(mode::arrays_t, const F& f, const Args&... args) {
     detail::lent_tape<double> lent;
     tape<double>& t = lent.get();
     auto recording = t.record();
-    const auto inputs = detail::record_arguments(t, std::index_sequence_for<Args...>{}, args...);
+    const auto inputs =
+        detail::record_arguments<true>(t, std::index_sequence_for<Args...>{}, args...);
     const var y = detail::as_active<double>(
         std::apply([&f](const auto&... in) -> decltype(auto) { return f(in...); }, inputs));
     t.gradient(y);
@@ -167,7 +177,7 @@ auto vjp(mode::arrays_t, const F& f, const Args&... args) {
                   "parameter of F.");
     auto t = std::make_shared<tape<double>>();
     auto recording = t->record();
-    auto inputs = detail::record_arguments(*t, std::index_sequence_for<Args...>{}, args...);
+    auto inputs = detail::record_arguments<false>(*t, std::index_sequence_for<Args...>{}, args...);
     using Y = std::remove_cvref_t<decltype(std::apply(f, inputs))>;
     using Pullback =
         detail::array_pullback<std::conditional_t<std::is_same_v<Y, var_array>, var_array, var>,

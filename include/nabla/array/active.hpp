@@ -236,7 +236,7 @@ namespace detail {
 
 struct var_array_access {
     static var_array
-    make(array_memory::buffer values, std::size_t n, tape_index first, std::uint32_t g) {
+    make(std::shared_ptr<const double[]> values, std::size_t n, tape_index first, std::uint32_t g) {
         var_array a;
         a.size_ = n;
         a.values_ = std::move(values);
@@ -582,6 +582,16 @@ requires detail::ArrayArgument<C> var_array input_array(tape<double>& t, const C
 }
 
 namespace detail {
+
+// n new independent variables whose values are read in place from the caller's memory, not
+// copied: for a transformation whose recording ends before it returns to the caller.
+inline var_array input_in_place(tape<double>& t, const double* values, std::size_t n) {
+    std::shared_ptr<const double[]> borrowed(std::shared_ptr<const void>(), values);
+    if (n == 0)
+        return var_array_access::make(std::move(borrowed), 0, 0, 0);
+    const tape_index index = tape_access::add_variables(t, n);
+    return var_array_access::make(std::move(borrowed), n, index, t.generation());
+}
 
 // The adjoints of x's elements after a sweep of t, into g (of x's length; left alone for a
 // constant array).

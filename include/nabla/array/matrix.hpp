@@ -52,9 +52,10 @@ public:
         { c.data() } -> std::convertible_to<const double*>;
     }
     explicit var_matrix(const C& values)
-        : var_matrix(var_array(std::span<const double>(values.data(), values.size())),
-                     shape_of(values, 0),
-                     shape_of(values, 1)) {}
+        : var_matrix(
+              var_array(std::span<const double>(detail::first_element(values), values.size())),
+              shape_of(values, 0),
+              shape_of(values, 1)) {}
 
     std::size_t rows() const { return rows_; }
     std::size_t cols() const { return cols_; }
@@ -88,8 +89,9 @@ template <class C>
 var_matrix input_matrix(tape<double>& t, const C& values) {
     const std::size_t rows = var_matrix::shape_of(values, 0);
     const std::size_t cols = var_matrix::shape_of(values, 1);
-    return var_matrix(input_array(t, std::span<const double>(values.data(), values.size())), rows,
-                      cols);
+    return var_matrix(
+        input_array(t, std::span<const double>(detail::first_element(values), rows * cols)), rows,
+        cols);
 }
 
 namespace detail {
@@ -114,6 +116,43 @@ inline double dot_kernel(const double* a, const double* b, std::size_t n) {
     for (; j < n; ++j)
         total += a[j] * b[j];
     return total;
+}
+
+// y = A x for a row-major m x n A: four rows at a time, so that each batch of x loaded serves
+// four rows (the rows stream from memory once).
+inline void gemv_kernel(const double* a, const double* x, std::size_t m, std::size_t n, double* y) {
+    std::size_t i = 0;
+#if NABLA_ARRAY_LANES
+    constexpr std::size_t w = width<lanes>;
+    for (; i + 4 <= m; i += 4) {
+        const double* r0 = a + i * n;
+        const double* r1 = r0 + n;
+        const double* r2 = r1 + n;
+        const double* r3 = r2 + n;
+        lanes s0(0.0), s1(0.0), s2(0.0), s3(0.0);
+        std::size_t j = 0;
+        for (; j + w <= n; j += w) {
+            const lanes xv = load<lanes>(x + j);
+            s0 = fma(load<lanes>(r0 + j), xv, s0);
+            s1 = fma(load<lanes>(r1 + j), xv, s1);
+            s2 = fma(load<lanes>(r2 + j), xv, s2);
+            s3 = fma(load<lanes>(r3 + j), xv, s3);
+        }
+        double t0 = add_lanes(s0), t1 = add_lanes(s1), t2 = add_lanes(s2), t3 = add_lanes(s3);
+        for (; j < n; ++j) {
+            t0 += r0[j] * x[j];
+            t1 += r1[j] * x[j];
+            t2 += r2[j] * x[j];
+            t3 += r3[j] * x[j];
+        }
+        y[i] = t0;
+        y[i + 1] = t1;
+        y[i + 2] = t2;
+        y[i + 3] = t3;
+    }
+#endif
+    for (; i < m; ++i)
+        y[i] = dot_kernel(a + i * n, x, n);
 }
 
 // y[j] += s x[j] over n elements.
@@ -216,8 +255,7 @@ inline var_array matvec(const var_matrix& a, const var_array& x) {
     const double* const av = var_array_access::data(a.elements());
     const double* const xv = var_array_access::data(x);
     array_memory::buffer y = array_memory::take(m);
-    for (std::size_t i = 0; i < m; ++i)
-        y[i] = dot_kernel(av + i * n, xv, n);
+    gemv_kernel(av, xv, m, n, y.get());
     tape<double>* const on = tape_of(a.elements(), x);
     return record_result(
         on, std::move(y), m,
