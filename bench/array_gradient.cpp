@@ -310,13 +310,20 @@ void bench_dense(std::size_t n) {
         const auto h = tanh(matvec(weights, x) + b);
         return sum(h * h);
     };
-    std::vector<contender> gradients{{"hand-written xsimd"}, {"nabla tape, whole arrays"}};
+    std::vector<contender> gradients{
+        {"hand-written xsimd"}, {"nabla tape, into arrays"}, {"nabla tape, new arrays"}};
+    xt::xtensor<double, 2> gwt(std::array<std::size_t, 2>{n, n});
     race(
         gradients, calls, rounds,
         [&](long) {
             keep(nabla_bench::hand::dense_value_and_grad(wv.data(), xs.data(), bs.data(), n, n,
                                                          gw.data(), gx.data(), gb.data()));
             keep(gw[n / 2]);
+        },
+        [&](long) {
+            keep(nabla::value_and_grad_into(nabla::mode::arrays, layer, std::tie(gwt, gx, gb), w,
+                                            xs, bs));
+            keep(gwt(n / 2, n / 2));
         },
         [&](long) {
             const auto r = nabla::value_and_grad(nabla::mode::arrays, layer, w, xs, bs);

@@ -521,3 +521,23 @@ TEST_CASE("matrix shapes that do not fit are reported", "[array][tape][matrix]")
     CHECK_THROWS_AS(solve(a, two), nabla::shape_error);
     CHECK(matvec(a, nabla::var_array(std::vector<double>{1.0, 2.0, 3.0})).value(1) == 6.0);
 }
+
+TEST_CASE("value_and_grad_into with arrays overwrites the caller's gradients, even when they are "
+          "the arguments",
+          "[array][tape]") {
+    const auto f = [](const auto& x, const auto& y) { return sum(exp(x) * y) + dot(x, x); };
+    const auto xs = sample(W + 5, -1.0, 1.0, 20), ys = sample(W + 5, 0.0, 2.0, 21);
+    const auto [value, gx, gy] = nabla::value_and_grad(nabla::mode::arrays, f, xs, ys);
+    std::vector<double> hx(xs.size(), 7.0), hy(ys.size(), 7.0);
+    CHECK(nabla::value_and_grad_into(nabla::mode::arrays, f, std::tie(hx, hy), xs, ys) == value);
+    CHECK(hx == gx);
+    CHECK(hy == gy);
+    std::vector<double> x = xs, y = ys;  // the gradients written over the arguments
+    CHECK(nabla::value_and_grad_into(nabla::mode::arrays, f, std::tie(x, y), x, y) == value);
+    CHECK(x == gx);
+    CHECK(y == gy);
+    std::vector<double> short_one(xs.size() - 1);
+    CHECK_THROWS_AS(
+        nabla::value_and_grad_into(nabla::mode::arrays, f, std::tie(short_one, hy), xs, ys),
+        nabla::shape_error);
+}

@@ -82,21 +82,36 @@ void read_arguments(const tape<double>& t, const Inputs& inputs, Gradients& grad
 
 }  // namespace detail
 
-// The value of f at the arrays and its gradient with respect to each, shaped like it:
-// auto [value, gx, gy] = nabla::value_and_grad(nabla::mode::arrays, f, xs, ys).
-template <class F, class... Args>
-auto value_and_grad(mode::arrays_t, const F& f, const Args&... args) {
+// The value of f at the arrays, with its gradient with respect to each written into the caller's
+// arrays (one per argument, of its size, overwritten; they may be the arguments themselves, as
+// they are written after the sweep):
+//   double v = nabla::value_and_grad_into(nabla::mode::arrays, f, std::tie(gx, gy), xs, ys);
+template <class F, class... Gradients, class... Args>
+double value_and_grad_into(mode::arrays_t,
+                           const F& f,
+                           const std::tuple<Gradients&...>& gradients,
+                           const Args&... args) {
     static_assert(sizeof...(Args) > 0 && (detail::ArrayArgument<Args> && ...),
                   "nabla::value_and_grad(nabla::mode::arrays, f, arrays...): the arguments are "
                   "arrays of double (std::vector<double>, std::array, std::span<const double>, "
                   "xt::xtensor<double, 1>; xt::xtensor<double, 2> for a matrix), one per "
                   "parameter of f.");
+    static_assert(sizeof...(Gradients) == sizeof...(Args),
+                  "nabla::value_and_grad_into: one gradient array per argument.");
     static_assert(std::is_invocable_v<const F&, const detail::array_input_t<Args>&...>,
                   "nabla: this function cannot be called with nabla::var_array arguments. Write "
                   "it generically, with auto parameters, and call array functions unqualified: "
                   "[](const auto& x) { using std::exp; return sum(exp(x)); }.");
-    array_value_and_gradient<decltype(detail::gradient_like(args))...> out{
-        0.0, std::tuple{detail::gradient_like(args)...}};
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+        const auto check = [](const auto& g, const auto& a, std::size_t k) {
+            if (static_cast<std::size_t>(g.size()) != static_cast<std::size_t>(a.size()))
+                throw shape_error("nabla::value_and_grad_into: gradient array " +
+                                  std::to_string(k) + " has " + std::to_string(g.size()) +
+                                  " elements, its argument " + std::to_string(a.size()));
+        };
+        (check(std::get<I>(gradients), args, I), ...);
+    }
+    (std::index_sequence_for<Args...>{});
     detail::lent_tape<double> lent;
     tape<double>& t = lent.get();
     auto recording = t.record();
@@ -105,8 +120,20 @@ auto value_and_grad(mode::arrays_t, const F& f, const Args&... args) {
     const var y = detail::as_active<double>(
         std::apply([&f](const auto&... in) -> decltype(auto) { return f(in...); }, inputs));
     t.gradient(y);
-    out.value = y.value;
-    detail::read_arguments(t, inputs, out.gradient);
+    std::tuple<Gradients&...> out = gradients;
+    detail::read_arguments(t, inputs, out);
+    return y.value;
+}
+
+// The value of f at the arrays and its gradient with respect to each, shaped like it:
+// auto [value, gx, gy] = nabla::value_and_grad(nabla::mode::arrays, f, xs, ys).
+template <class F, class... Args>
+auto value_and_grad(mode::arrays_t, const F& f, const Args&... args) {
+    array_value_and_gradient<decltype(detail::gradient_like(args))...> out{
+        0.0, std::tuple{detail::gradient_like(args)...}};
+    out.value = std::apply(
+        [&](auto&... g) { return value_and_grad_into(mode::arrays, f, std::tie(g...), args...); },
+        out.gradient);
     return out;
 }
 
