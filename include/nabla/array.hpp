@@ -7,7 +7,8 @@
 //   double v = f(xs, ys);                                 // std::vector<double>, spans, xtensor
 //   auto [value, gx, gy] = nabla::value_and_grad(f, xs, ys);
 //
-// And on the run-time tape, one entry per array operation (nabla::var_array), for generic
+// And on the run-time tape, one entry per array operation (nabla::var_array, nabla::var_matrix
+// with matvec, matmul and solve), for generic
 // callables and code whose operations depend on values:
 //
 //   auto [value, gx] = nabla::value_and_grad(nabla::mode::arrays, f, xs);
