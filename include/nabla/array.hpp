@@ -8,16 +8,16 @@
 //   auto [value, gx, gy] = nabla::value_and_grad(f, xs, ys);
 //
 // And on the run-time tape, one entry per array operation (nabla::var_array, nabla::var_matrix
-// with matvec, matmul and solve), for generic
-// callables and code whose operations depend on values:
+// with matvec, matmul and solve), for generic callables and code whose operations depend on
+// values:
 //
 //   auto [value, gx] = nabla::value_and_grad(nabla::mode::arrays, f, xs);
 
 #include "api/arrays.hpp"
 #include "array/active.hpp"
-#include "array/matrix.hpp"
 #include "array/evaluate.hpp"
 #include "array/expression.hpp"
+#include "array/matrix.hpp"
 #include "array/plan.hpp"
 #include "array/reductions.hpp"
 #include "nabla.hpp"
