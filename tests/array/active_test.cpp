@@ -93,6 +93,11 @@ TEST_CASE("element-wise chains and reductions on the tape equal static array exp
         same_as_static([](const auto& x, const auto& y) { return max(x * y) - min(x / y); }, xs,
                        ys);
         same_as_static([](const auto& x, const auto& y) { return logsumexp(3.0 * x + y); }, xs, ys);
+        same_as_static(
+            [](const auto& x, const auto& y) {
+                return sum(fma(x, y, x) + nabla::digamma(1.5 + x * x) * y);
+            },
+            xs, ys);
         // A reduction broadcast back into an element-wise expression.
         same_as_static(
             [](const auto& x, const auto& y) {
@@ -540,4 +545,20 @@ TEST_CASE("value_and_grad_into with arrays overwrites the caller's gradients, ev
     CHECK_THROWS_AS(
         nabla::value_and_grad_into(nabla::mode::arrays, f, std::tie(short_one, hy), xs, ys),
         nabla::shape_error);
+}
+
+TEST_CASE("polygamma of an integer order on the tape: values and partials of the rule",
+          "[array][tape]") {
+    const auto xs = sample(W + 3, 0.5, 3.0, 22);
+    for (const int n : {0, 1, 3}) {
+        INFO("n = " << n);
+        const auto [value, g] = nabla::value_and_grad(
+            nabla::mode::arrays, [n](const auto& x) { return sum(polygamma(n, x)); }, xs);
+        double expected = 0.0;
+        for (std::size_t i = 0; i < xs.size(); ++i) {
+            expected += nabla::rules::polygamma(n, xs[i]);
+            CHECK(g[i] == Approx(nabla::rules::polygamma(n + 1, xs[i])).epsilon(1e-13));
+        }
+        CHECK(value == Approx(expected).epsilon(1e-13));
+    }
 }

@@ -323,19 +323,17 @@ std::size_t common_length(const Sides&... sides) {
 
 // Whether partial I of Rule is a compile-time constant (add's 1): then nothing is stored.
 template <class Rule, std::size_t I, std::size_t Arity>
-inline constexpr bool constant_partial = [] {
-    if constexpr (Arity == 1)
-        return CompileTimeConstant<decltype(rules::partial_on<Rule, I>(0.0, 0.0))>;
-    else
-        return CompileTimeConstant<decltype(rules::partial_on<Rule, I>(0.0, 0.0, 0.0))>;
-}();
+inline constexpr bool constant_partial = []<std::size_t... J>(std::index_sequence<J...>) {
+    return CompileTimeConstant<decltype(rules::partial_on<Rule, I>(0.0, (void(J), 0.0)...))>;
+}
+(std::make_index_sequence<Arity>{});
 
 template <class Rule, std::size_t I, std::size_t Arity>
 constexpr double constant_partial_value() {
-    if constexpr (Arity == 1)
-        return as<double>(decltype(rules::partial_on<Rule, I>(0.0, 0.0)){});
-    else
-        return as<double>(decltype(rules::partial_on<Rule, I>(0.0, 0.0, 0.0)){});
+    return []<std::size_t... J>(std::index_sequence<J...>) {
+        return as<double>(decltype(rules::partial_on<Rule, I>(0.0, (void(J), 0.0)...)){});
+    }
+    (std::make_index_sequence<Arity>{});
 }
 
 // adjoint * partial, except that a zero adjoint gives 0 even through an infinite partial.
@@ -383,7 +381,6 @@ void pull_back(double* adjoints,
 template <class Rule, class... Operands>
 var_array elementwise(const Operands&... operands) {
     constexpr std::size_t arity = sizeof...(Operands);
-    static_assert(arity == 1 || arity == 2);
     const std::tuple sides{side_of(operands)...};
     const std::size_t n = std::apply([](const auto&... s) { return common_length(s...); }, sides);
     tape<double>* const on = std::apply(
@@ -655,6 +652,41 @@ NABLA_UNARY_FUNCTIONS(NABLA_VAR_ARRAY_UNARY)
 
 inline var_array square(const var_array& a) {
     return a * a;
+}
+inline var_array fma(const var_array& a, const var_array& b, const var_array& c) {
+    return detail::elementwise<rules::fma_rule>(a, b, c);
+}
+
+// polygamma(n, x) element by element for an integer order n (not differentiable), and digamma.
+inline var_array polygamma(int n, const var_array& x) {
+    using namespace detail;
+    const std::size_t size = x.size();
+    const double* const v = var_array_access::data(x);
+    tape<double>* const on =
+        tape_for({{var_array_access::first(x), var_array_access::generation(x)}});
+    array_memory::buffer values = array_memory::take(size);
+    array_memory::buffer partials = on != nullptr ? array_memory::take(size) : nullptr;
+    for (std::size_t i = 0; i < size; ++i) {
+        values[i] = rules::value_on<rules::polygamma_rule>(n, v[i]);
+        if (partials)
+            partials[i] =
+                to_number<double>(rules::partial_on<rules::polygamma_rule, 1>(values[i], n, v[i]));
+    }
+    if (on == nullptr || size == 0)
+        return var_array_access::make(std::move(values), size, 0, 0);
+    const tape_index first = tape_access::add_variables(*on, size);
+    tape_access::add_array_operation(
+        *on, first, static_cast<tape_index>(size),
+        [first, size, operand = var_array_access::first(x),
+         partials = std::shared_ptr<const double[]>(std::move(partials))](double* adjoints) {
+            const double* const d = partials.get();
+            pull_back<true>(adjoints, first, operand, size,
+                            [d]<class L>(std::size_t j) { return load<L>(d + j); });
+        });
+    return var_array_access::make(std::move(values), size, first, on->generation());
+}
+inline var_array digamma(const var_array& x) {
+    return polygamma(0, x);
 }
 
 // Reductions, each one new variable.

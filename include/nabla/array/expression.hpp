@@ -262,6 +262,17 @@ constexpr auto square(const array_expression<Body>& x) {
     return x * x;
 }
 
+// digamma, and polygamma of a constant integer order (literal<N> or an int).
+template <class Body>
+constexpr auto digamma(const array_expression<Body>& x) {
+    return detail::make_array(digamma(x.body));
+}
+template <class N, class Body>
+requires(std::is_integral_v<N> ||
+         is_literal_v<N>) constexpr auto polygamma(const N& n, const array_expression<Body>& x) {
+    return detail::make_array(polygamma(n, x.body));
+}
+
 template <class A, class B, class C>
 requires(detail::ArrayOperand<A>&& detail::ArrayOperand<B>&& detail::ArrayOperand<C> &&
          (detail::ArrayExpression<A> || detail::ArrayExpression<B> ||

@@ -140,6 +140,11 @@ X polygamma(const N& order, const X& x) {
         lane = polygamma(order, lane);
     return X::load_unaligned(lanes.data());
 }
+// The order on lanes too (an array expression evaluates its constants as lanes): each lane's.
+template <Lanes X>
+X polygamma(const X& order, const X& x) {
+    return per_lane([](double n, double v) { return polygamma(n, v); }, order, x);
+}
 
 template <Number X>
 requires std::is_arithmetic_v<X>
