@@ -6,8 +6,9 @@
 // for any real input (log(1.5 + u * u), asin(0.5 * tanh(u)), ...), so the programs are smooth and
 // defined everywhere and are checked at random points: the static gradient and Hessian (d of
 // order 2) against forward mode (duals, nested duals) and reverse mode (the tape, forward over
-// reverse).
+// reverse); and the same programs over arrays, as static array expressions and on the tape.
 
+#include <nabla/array.hpp>
 #include <nabla/nabla.hpp>
 #include <nabla/tensor.hpp>
 
@@ -181,6 +182,51 @@ void check_static_program(std::mt19937& random, int& checks) {
     }
 }
 
+// The same program over whole arrays, each element a point: as a static array expression (fused
+// SIMD loops) and on the tape with var_array (one entry per operation), the gradient of the sum
+// at each element equals the scalar static expression's gradient at that point.
+template <std::uint64_t Seed>
+void check_array_program(std::mt19937& random, int& checks) {
+    const auto [x, y] = nabla::variables<2>();
+    const auto [ax, ay] = nabla::array_variables<2>();
+    const auto f = [](const auto& u, const auto& v) { return program<Seed, 2>(u, v); };
+    const auto scalar = f(x, y);
+    const auto summed = sum(f(ax, ay));
+    const auto on_tape = [&f](const auto& u, const auto& v) { return sum(f(u, v)); };
+    std::uniform_real_distribution<double> coordinate(-1.5, 1.5);
+    // Lengths around the SIMD width: batches and the scalar tail both run.
+    const std::size_t n = nabla::detail::width<nabla::detail::lanes> + 3;
+    std::vector<double> xs(n), ys(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        xs[i] = coordinate(random);
+        ys[i] = coordinate(random);
+    }
+    INFO("seed " << Seed << ": f = " << nabla::to_string(scalar));
+    const auto [value, gx, gy] = nabla::value_and_grad(summed, xs, ys);
+    const auto [tape_value, tx, ty] = nabla::value_and_grad(nabla::mode::arrays, on_tape, xs, ys);
+    double total = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+        INFO("element " << i << " at " << xs[i] << ", " << ys[i]);
+        const auto expected = nabla::value_and_grad(scalar, xs[i], ys[i]);
+        total += expected.value;
+        CHECK(near(gx[i], expected.gradient[0], 1e-12));
+        CHECK(near(gy[i], expected.gradient[1], 1e-12));
+        CHECK(near(tx[i], expected.gradient[0], 1e-12));
+        CHECK(near(ty[i], expected.gradient[1], 1e-12));
+    }
+    CHECK(near(value, total, 1e-12));
+    CHECK(near(tape_value, total, 1e-12));
+    ++checks;
+}
+
+template <std::uint64_t... Seeds>
+int check_array_programs(std::integer_sequence<std::uint64_t, Seeds...>) {
+    std::mt19937 random(3141);
+    int checks = 0;
+    (check_array_program<Seeds + 1>(random, checks), ...);
+    return checks;
+}
+
 template <std::uint64_t... Seeds>
 int check_static_programs(std::integer_sequence<std::uint64_t, Seeds...>) {
     std::mt19937 random(2718);
@@ -195,4 +241,11 @@ TEST_CASE("random static programs: the static graph agrees with forward and reve
           "[fuzz][static]") {
     const int checks = check_static_programs(std::make_integer_sequence<std::uint64_t, 8>{});
     CHECK(checks == 8 * 3);
+}
+
+TEST_CASE("random static programs over arrays: fused loops and the tape's array entries agree "
+          "with the scalar static gradient at every element",
+          "[fuzz][static][array]") {
+    const int checks = check_array_programs(std::make_integer_sequence<std::uint64_t, 8>{});
+    CHECK(checks == 8);
 }

@@ -609,16 +609,19 @@ inline std::vector<double> adjoints(const tape<double>& t, const var_array& x) {
     return out;
 }
 
-// Element-wise arithmetic and functions, with arrays, numbers and variables as operands.
+// Element-wise arithmetic and functions, with arrays, numbers and variables as operands (the
+// numbers taken by templates, so that an int matches these before the core's catch-all).
 #define NABLA_VAR_ARRAY_BINARY(name, rule)                                                         \
     inline var_array name(const var_array& a, const var_array& b) {                                \
         return detail::elementwise<rules::rule>(a, b);                                             \
     }                                                                                              \
-    inline var_array name(const var_array& a, double b) {                                          \
-        return detail::elementwise<rules::rule>(a, b);                                             \
+    template <class N>                                                                             \
+    requires std::is_arithmetic_v<N> var_array name(const var_array& a, N b) {                     \
+        return detail::elementwise<rules::rule>(a, static_cast<double>(b));                        \
     }                                                                                              \
-    inline var_array name(double a, const var_array& b) {                                          \
-        return detail::elementwise<rules::rule>(a, b);                                             \
+    template <class N>                                                                             \
+    requires std::is_arithmetic_v<N> var_array name(N a, const var_array& b) {                     \
+        return detail::elementwise<rules::rule>(static_cast<double>(a), b);                        \
     }                                                                                              \
     inline var_array name(const var_array& a, const var& b) {                                      \
         return detail::elementwise<rules::rule>(a, b);                                             \
