@@ -72,6 +72,12 @@ std::string title(const char* workload, std::size_t n) {
     return text;
 }
 
+std::string square_title(const char* workload, std::size_t n) {
+    char text[128];
+    std::snprintf(text, sizeof text, "%s, W %zu x %zu", workload, n, n);
+    return text;
+}
+
 // Bytes per second of a triad a = b + s c over n doubles (three arrays of 8 n bytes).
 double triad_bandwidth(std::size_t n) {
     std::vector<double> a(n), b = uniform(n, 0.0, 1.0, 1), c = uniform(n, 0.0, 1.0, 2);
@@ -304,7 +310,7 @@ void bench_dense(std::size_t n) {
         }
 #endif
     );
-    report(title("dense layer, W x", n).c_str(), products);
+    report(square_title("dense layer, W x", n).c_str(), products);
 
     const auto layer = [](const auto& weights, const auto& x, const auto& b) {
         const auto h = tanh(matvec(weights, x) + b);
@@ -329,7 +335,7 @@ void bench_dense(std::size_t n) {
             const auto r = nabla::value_and_grad(nabla::mode::arrays, layer, w, xs, bs);
             keep(r.value);
         });
-    report(title("dense layer, value and gradient", n).c_str(), gradients);
+    report(square_title("dense layer, value and gradient", n).c_str(), gradients);
     std::printf("  value and gradient / hand-written W x: hand-written %.2f, nabla %.2f\n",
                 gradients[0].best_ns / products[0].best_ns,
                 gradients[1].best_ns / products[0].best_ns);
