@@ -19,5 +19,6 @@
 #include "array/expression.hpp"
 #include "array/matrix.hpp"
 #include "array/plan.hpp"
+#include "array/print.hpp"
 #include "array/reductions.hpp"
 #include "nabla.hpp"

@@ -621,3 +621,26 @@ TEST_CASE("xtensor views: contiguous ones are read from their first element, str
     const auto every_other = xt::view(t, xt::range(0, 6, 2));
     CHECK_THROWS_WITH(sum(x)(every_other), Catch::Contains("strided view"));
 }
+
+TEST_CASE("to_string names leaves by their arrays and views; to_dot draws one cluster per loop "
+          "and each reduction computed once",
+          "[array][print]") {
+    const auto [x, y] = nabla::array_variables<2>();
+    const auto lse = log(sum(exp(x - max(x)))) + max(x);
+    CHECK(nabla::to_string(lse) == "log(sum(exp(x0 - max(x0)))) + max(x0)");
+    const std::string dot = nabla::to_dot(lse);
+    CHECK(dot.find("subgraph cluster_loop0") != std::string::npos);
+    CHECK(dot.find("subgraph cluster_loop1") != std::string::npos);
+    CHECK(dot.find("cluster_loop2") == std::string::npos);
+    CHECK(dot.find("r0 [shape=box, label=\"r0 = max\"]") != std::string::npos);
+    CHECK(dot.find("r1 [shape=box, label=\"r1 = sum\"]") != std::string::npos);
+    CHECK(dot.find("loop 1: value and gradient in one pass") != std::string::npos);
+    CHECK(dot.find("r0 -> b1_1;") != std::string::npos);  // max read by the sum's loop
+    CHECK(dot.find("r0 -> t_") != std::string::npos);     // and by the top
+    CHECK(nabla::to_string(sum(x(nabla::from<1>) * x(nabla::upto<-1>) + y(nabla::range<2, -1>))) ==
+          "sum(x0[1:]*x0[:-1] + x1[2:-1])");
+    // Two reductions over one array share a loop.
+    const std::string shared = nabla::to_dot(sum(x * x) - mean(x));
+    CHECK(shared.find("cluster_loop1") == std::string::npos);
+    CHECK(shared.find("r1") != std::string::npos);
+}

@@ -59,6 +59,13 @@ inline std::string parenthesised(const printed& piece, bool needed) {
     return needed ? join("(", piece.text, ")") : piece.text;
 }
 
+// The name a placeholder prints as: x0, x1, ... (array expressions name their leaves by what they
+// read, array/print.hpp).
+template <std::size_t Index>
+struct placeholder_name {
+    static std::string text() { return join("x", std::to_string(Index)); }
+};
+
 // Prints a graph type; run-time constants are read from `constants` (empty: printed as c0, c1...).
 template <class G, class Constants>
 printed print(G g, const Constants& constants);
@@ -95,7 +102,7 @@ printed print_node(node<Rule, Ops...>, const Constants& constants) {
 template <class G, class Constants>
 printed print(G g, const Constants& constants) {
     if constexpr (is_placeholder_v<G>) {
-        return {join("x", std::to_string(G::index)), atom_precedence};
+        return {placeholder_name<G::index>::text(), atom_precedence};
     } else if constexpr (is_pooled_constant_v<G>) {
         if constexpr (std::tuple_size_v<Constants> == 0)
             return {join("c", std::to_string(G::index)), atom_precedence};
@@ -121,19 +128,21 @@ std::string dot_label(G g) {
         return print(g, no_constants).text;
 }
 
+// The forward graph's nodes, named prefix + k for schedule slot k, and their edges.
 template <class S, class... Ts, std::size_t... Is, class Constants>
 void dot_forward(std::string& out,
                  type_list<Ts...>,
                  std::index_sequence<Is...>,
-                 const Constants& constants) {
+                 const Constants& constants,
+                 const std::string& prefix = "n") {
     const auto one_node = [&]<class T>(std::size_t k, T t) {
         std::string label = dot_label(t);
         if constexpr (is_pooled_constant_v<T>)
             label.append(" = ").append(number_text(constants[T::index]));
-        out.append(join("    n", std::to_string(k), " [label=\"", label, "\"];\n"));
+        out.append(join("    ", prefix, std::to_string(k), " [label=\"", label, "\"];\n"));
         if constexpr (is_node_v<T>) {
             [&]<class Rule, class... Ops>(node<Rule, Ops...>) {
-                (out.append(join("    n", std::to_string(index_of<S, Ops>), " -> n",
+                (out.append(join("    ", prefix, std::to_string(index_of<S, Ops>), " -> ", prefix,
                                  std::to_string(k), ";\n")),
                  ...);
             }(t);

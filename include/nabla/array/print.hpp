@@ -1,0 +1,115 @@
+#pragma once
+// Text forms of an array expression: nabla::to_string (infix; leaves print as the arrays and views
+// they read, x0, x1[1:], x0[:-1]) and nabla::to_dot (Graphviz text of the plan: one cluster per
+// loop, holding the element expressions of the reductions computed in it, then the top
+// expression; an edge from each reduction's result to the loops that read it).
+//
+//   auto [x] = nabla::array_variables<1>();
+//   std::cout << nabla::to_dot(log(sum(exp(x - max(x)))) + max(x));   // two loops
+
+#include <cstddef>
+#include <string>
+#include <utility>
+
+#include "../core/print.hpp"
+#include "evaluate.hpp"
+#include "expression.hpp"
+#include "plan.hpp"
+
+namespace nabla {
+
+namespace detail {
+
+// An array leaf prints as its argument and view (numpy's slice), a scalar leaf (a reduction's
+// result, in a plan) as r and the reduction's number.
+template <std::size_t Code>
+requires(is_array_leaf_code(Code)) struct placeholder_name<Code> {
+    static std::string text() {
+        constexpr leaf_view v = decode_leaf(Code);
+        std::string name = join("x", std::to_string(v.argument));
+        if (v.begin != 0 || v.trim != 0) {
+            name += '[';
+            if (v.begin != 0)
+                name += std::to_string(v.begin);
+            name += ':';
+            if (v.trim != 0)
+                name += join("-", std::to_string(v.trim));
+            name += ']';
+        }
+        return name;
+    }
+};
+template <std::size_t Code>
+requires((Code & scalar_leaf_flag) != 0) struct placeholder_name<Code> {
+    static std::string text() { return join("r", std::to_string(Code & ~scalar_leaf_flag)); }
+};
+
+// The nodes of one element expression (its cut graph), named prefix + slot, with an edge from
+// each reduction result it reads.
+template <class Cut, class Constants>
+void dot_element(std::string& out, const Constants& constants, const std::string& prefix) {
+    using S = schedule<Cut>;
+    dot_forward<S>(out, S{}, std::make_index_sequence<S::size>{}, constants, prefix);
+    [&]<class... Ts>(type_list<Ts...>) {
+        const auto edge = [&]<class T>(T) {
+            if constexpr (is_placeholder_v<T>) {
+                if constexpr ((T::index & scalar_leaf_flag) != 0)
+                    out.append(join("    r", std::to_string(T::index & ~scalar_leaf_flag), " -> ",
+                                    prefix, std::to_string(index_of<S, T>), ";\n"));
+            }
+        };
+        (edge(Ts{}), ...);
+    }(S{});
+}
+
+}  // namespace detail
+
+template <class Body>
+std::string to_string(const array_expression<Body>& f) {
+    return to_string(f.body);
+}
+
+template <class Body>
+std::string to_dot(const array_expression<Body>& f) {
+    using G = detail::graph_t<Body>;
+    using P = detail::program<G>;
+    using detail::join;
+    const auto constants = detail::constants_as<double>(f.body);
+    std::string out = "digraph nabla {\n  rankdir=BT;\n";
+    [&]<std::size_t... Group>(std::index_sequence<Group...>) {
+        const auto loop = [&]<std::size_t g>(std::integral_constant<std::size_t, g>) {
+            constexpr bool fused = detail::fusion<P>::fused[g] != P::count;
+            out.append(
+                join("  subgraph cluster_loop", std::to_string(g), " {\n    label=\"loop ",
+                     std::to_string(g),
+                     fused ? ": value and gradient in one pass" : ": gradient in a loop of its own",
+                     "\";\n"));
+            [&]<std::size_t... J>(std::index_sequence<J...>) {
+                const auto member = [&]<std::size_t j>(std::integral_constant<std::size_t, j>) {
+                    if constexpr (P::template in_group<j, g>) {
+                        using cut = typename P::template body<j>::cut_graph;
+                        const std::string prefix = join("b", std::to_string(j), "_");
+                        detail::dot_element<cut>(out, constants, prefix);
+                        out.append(join(
+                            "    r", std::to_string(j), " [shape=box, label=\"r", std::to_string(j),
+                            " = ", P::template kind<j>::name, "\"];\n    ", prefix,
+                            std::to_string(detail::index_of<detail::schedule<cut>, cut>), " -> r",
+                            std::to_string(j), ";\n"));
+                    }
+                };
+                (member(std::integral_constant<std::size_t, J>{}), ...);
+            }
+            (std::make_index_sequence<P::count>{});
+            out.append("  }\n");
+        };
+        (loop(std::integral_constant<std::size_t, Group>{}), ...);
+    }
+    (std::make_index_sequence<P::group_count>{});
+    out.append(P::scalar ? "  subgraph cluster_top {\n    label=\"top: the value\";\n"
+                         : "  subgraph cluster_top {\n    label=\"top: the elements\";\n");
+    detail::dot_element<typename P::top::cut_graph>(out, constants, "t_");
+    out.append("  }\n}\n");
+    return out;
+}
+
+}  // namespace nabla
