@@ -562,3 +562,51 @@ TEST_CASE("polygamma of an integer order on the tape: values and partials of the
         CHECK(value == Approx(expected).epsilon(1e-13));
     }
 }
+
+TEST_CASE("matrices broadcast a row vector along their rows, take functions element by element "
+          "and reduce over every element",
+          "[array][tape][matrix]") {
+    const std::size_t m = 3, n = W + 2;
+    const auto mv = sample(m * n, -1.0, 1.0, 23);
+    const auto bv = sample(n, -0.5, 0.5, 24);
+    nabla::tape<> t;
+    auto recording = t.record();
+    const nabla::var_matrix a(nabla::input_array(t, mv), m, n);
+    const nabla::var_array b = nabla::input_array(t, bv);
+    const nabla::var s = t.input(0.7);
+    // sum(tanh(A + b)^2) + s * mean(A * A) - norm(2.0 - A / s)
+    const nabla::var f = sum(square(tanh(a + b))) + s * mean(a * a) - norm(2.0 - a / s);
+    t.gradient(f);
+    const auto ga = nabla::adjoints(t, a.elements());
+    const auto gb = nabla::adjoints(t, b);
+
+    // The same function element by element on the scalar tape.
+    std::vector<double> flat(mv);
+    flat.insert(flat.end(), bv.begin(), bv.end());
+    flat.push_back(0.7);
+    const auto scalar = [m, n](const auto& p) {
+        using T = std::decay_t<decltype(p[0])>;
+        using std::sqrt, std::tanh;
+        const T& sv = p[m * n + n];
+        T total = 0.0, squares = 0.0, norm2 = 0.0;
+        for (std::size_t i = 0; i < m; ++i)
+            for (std::size_t j = 0; j < n; ++j) {
+                const T h = tanh(p[i * n + j] + p[m * n + j]);
+                total = total + h * h;
+                squares = squares + p[i * n + j] * p[i * n + j];
+                const T d = 2.0 - p[i * n + j] / sv;
+                norm2 = norm2 + d * d;
+            }
+        return total + sv * squares / static_cast<double>(m * n) - sqrt(norm2);
+    };
+    const auto expected = nabla::value_and_grad(nabla::mode::reverse, scalar, flat);
+    CHECK(f.value == Approx(expected.value).epsilon(1e-13));
+    for (std::size_t k = 0; k < m * n; ++k)
+        CHECK(ga[k] == Approx(expected.gradient[k]).epsilon(1e-12).margin(1e-15));
+    for (std::size_t j = 0; j < n; ++j)
+        CHECK(gb[j] == Approx(expected.gradient[m * n + j]).epsilon(1e-12).margin(1e-15));
+    CHECK(t.adjoint(s) == Approx(expected.gradient[m * n + n]).epsilon(1e-12));
+
+    CHECK_THROWS_AS(a + nabla::var_matrix(b, 1, n), nabla::shape_error);
+    CHECK_THROWS_AS(a * a.row(0).slice(1, n), nabla::shape_error);
+}

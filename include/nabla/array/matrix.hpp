@@ -244,6 +244,106 @@ record_result(tape<double>* on, array_memory::buffer values, std::size_t n, Pull
 
 }  // namespace detail
 
+namespace detail {
+
+// x repeated as each of m rows (numpy's broadcasting of shape (n,) against (m, n)): one entry,
+// whose pullback sums each column's adjoints into x's.
+inline var_array rows_of(const var_array& x, std::size_t m) {
+    const std::size_t n = x.size();
+    const double* const v = var_array_access::data(x);
+    array_memory::buffer tiled = array_memory::take(m * n);
+    for (std::size_t i = 0; i < m; ++i)
+        std::copy(v, v + n, tiled.get() + i * n);
+    tape<double>* const on =
+        tape_for({{var_array_access::first(x), var_array_access::generation(x)}});
+    return record_result(
+        on, std::move(tiled), m * n,
+        [m, n, xi = var_array_access::first(x)](double* adjoints, tape_index first) {
+            for (std::size_t i = 0; i < m; ++i)
+                axpy_kernel(1.0, adjoints + first + i * n, adjoints + xi, n);
+        });
+}
+
+inline void check_same_shape(const var_matrix& a, const var_matrix& b) {
+    if (a.rows() != b.rows() || a.cols() != b.cols())
+        throw shape_error("nabla: element-wise operands of shapes (" + std::to_string(a.rows()) +
+                          ", " + std::to_string(a.cols()) + ") and (" + std::to_string(b.rows()) +
+                          ", " + std::to_string(b.cols()) + ")");
+}
+
+// A vector against a matrix's rows: it has cols() elements, or it is a shape_error.
+inline var_array along_rows(const var_matrix& a, const var_array& x) {
+    if (x.size() != a.cols())
+        throw shape_error("nabla: a vector of " + std::to_string(x.size()) +
+                          " elements against a matrix of shape (" + std::to_string(a.rows()) +
+                          ", " + std::to_string(a.cols()) +
+                          "): it broadcasts along the rows, so "
+                          "it has one element per column");
+    return rows_of(x, a.rows());
+}
+
+}  // namespace detail
+
+// Element-wise arithmetic on matrices, with a matrix of the same shape, a number, a variable, or
+// a vector of cols() elements broadcast along the rows (numpy's rules for shapes (m, n) and (n,)).
+#define NABLA_VAR_MATRIX_OPERATOR(op)                                                              \
+    inline var_matrix operator op(const var_matrix& a, const var_matrix& b) {                      \
+        detail::check_same_shape(a, b);                                                            \
+        return var_matrix(a.elements() op b.elements(), a.rows(), a.cols());                       \
+    }                                                                                              \
+    inline var_matrix operator op(const var_matrix& a, const var_array& x) {                       \
+        return var_matrix(a.elements() op detail::along_rows(a, x), a.rows(), a.cols());           \
+    }                                                                                              \
+    inline var_matrix operator op(const var_array& x, const var_matrix& a) {                       \
+        return var_matrix(detail::along_rows(a, x) op a.elements(), a.rows(), a.cols());           \
+    }                                                                                              \
+    inline var_matrix operator op(const var_matrix& a, const var& b) {                             \
+        return var_matrix(a.elements() op b, a.rows(), a.cols());                                  \
+    }                                                                                              \
+    inline var_matrix operator op(const var& b, const var_matrix& a) {                             \
+        return var_matrix(b op a.elements(), a.rows(), a.cols());                                  \
+    }                                                                                              \
+    template <class N>                                                                             \
+    requires std::is_arithmetic_v<N> var_matrix operator op(const var_matrix& a, N b) {            \
+        return var_matrix(a.elements() op b, a.rows(), a.cols());                                  \
+    }                                                                                              \
+    template <class N>                                                                             \
+    requires std::is_arithmetic_v<N> var_matrix operator op(N b, const var_matrix& a) {            \
+        return var_matrix(b op a.elements(), a.rows(), a.cols());                                  \
+    }
+NABLA_VAR_MATRIX_OPERATOR(+)
+NABLA_VAR_MATRIX_OPERATOR(-)
+NABLA_VAR_MATRIX_OPERATOR(*)
+NABLA_VAR_MATRIX_OPERATOR(/)
+#undef NABLA_VAR_MATRIX_OPERATOR
+
+inline var_matrix operator-(const var_matrix& a) {
+    return var_matrix(-a.elements(), a.rows(), a.cols());
+}
+#define NABLA_VAR_MATRIX_UNARY(name, rule)                                                         \
+    inline var_matrix name(const var_matrix& a) {                                                  \
+        return var_matrix(name(a.elements()), a.rows(), a.cols());                                 \
+    }
+NABLA_UNARY_FUNCTIONS(NABLA_VAR_MATRIX_UNARY)
+NABLA_VAR_MATRIX_UNARY(square, )
+#undef NABLA_VAR_MATRIX_UNARY
+
+// Reductions over every element.
+#define NABLA_VAR_MATRIX_REDUCTION(name)                                                           \
+    inline var name(const var_matrix& a) {                                                         \
+        return name(a.elements());                                                                 \
+    }
+NABLA_VAR_MATRIX_REDUCTION(sum)
+NABLA_VAR_MATRIX_REDUCTION(mean)
+NABLA_VAR_MATRIX_REDUCTION(prod)
+NABLA_VAR_MATRIX_REDUCTION(max)
+NABLA_VAR_MATRIX_REDUCTION(min)
+NABLA_VAR_MATRIX_REDUCTION(amax)
+NABLA_VAR_MATRIX_REDUCTION(amin)
+NABLA_VAR_MATRIX_REDUCTION(norm)
+NABLA_VAR_MATRIX_REDUCTION(logsumexp)
+#undef NABLA_VAR_MATRIX_REDUCTION
+
 // y = A x.
 inline var_array matvec(const var_matrix& a, const var_array& x) {
     if (a.cols() != x.size())
