@@ -610,3 +610,49 @@ TEST_CASE("matrices broadcast a row vector along their rows, take functions elem
     CHECK_THROWS_AS(a + nabla::var_matrix(b, 1, n), nabla::shape_error);
     CHECK_THROWS_AS(a * a.row(0).slice(1, n), nabla::shape_error);
 }
+
+TEST_CASE("a heat equation over whole arrays, checkpointed: the gradient of every step recorded "
+          "at once, with a fraction of the memory",
+          "[array][tape][checkpoint]") {
+    // u <- [u0, u[1:-1] + k (u[2:] - 2 u[1:-1] + u[:-2]), u[n-1]], k = p[0].
+    const auto step = [](const auto& u, const auto& p) {
+        const std::size_t n = u.size();
+        const auto inner = u.slice(1, n - 1);
+        const auto next = inner + p[0] * (u(nabla::from<2>) - 2.0 * inner + u(nabla::upto<-2>));
+        return concat(u.slice(0, 1), next, u.slice(n - 1, n));
+    };
+    const std::size_t n = 2 * W + 5, steps = 60;
+    const auto u0 = sample(n, 0.0, 1.0, 25);
+    const std::vector<double> p{0.2};
+    const auto w = sample(n, -1.0, 1.0, 26);
+    auto [uT, pullback] = nabla::checkpointed_vjp(nabla::mode::arrays, step, u0, p, steps, 3);
+    const auto adjoints = pullback(w);
+    CHECK(adjoints.statistics.snapshots <= 4);
+
+    // Every step on one tape: the loss w . u_T by value_and_grad over (u0, p).
+    const auto loss = [&](const auto& u, const auto& k) {
+        nabla::var_array x = u;
+        for (std::size_t s = 0; s < steps; ++s)
+            x = step(x, k);
+        return dot(x, nabla::var_array(w));
+    };
+    const auto [value, du, dp] = nabla::value_and_grad(nabla::mode::arrays, loss, u0, p);
+    double direct = 0.0;
+    for (std::size_t i = 0; i < n; ++i)
+        direct += w[i] * uT[i];
+    CHECK(direct == Approx(value).epsilon(1e-13));
+    for (std::size_t i = 0; i < n; ++i)
+        CHECK(adjoints.state[i] == Approx(du[i]).epsilon(1e-12).margin(1e-15));
+    CHECK(adjoints.parameters[0] == Approx(dp[0]).epsilon(1e-12));
+
+    // concat hands each part its adjoints.
+    nabla::tape<> t;
+    auto recording = t.record();
+    const nabla::var_array a = nabla::input_array(t, std::vector<double>{1.0, 2.0});
+    const nabla::var_array b = nabla::input_array(t, std::vector<double>{3.0});
+    const nabla::var_array c = concat(a, b, a);
+    REQUIRE(c.size() == 5);
+    t.gradient(dot(c, nabla::var_array(std::vector<double>{1.0, 2.0, 3.0, 4.0, 5.0})));
+    CHECK(nabla::adjoints(t, a) == std::vector<double>{5.0, 7.0});
+    CHECK(nabla::adjoints(t, b) == std::vector<double>{3.0});
+}

@@ -18,10 +18,12 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "../array/active.hpp"
 #include "../array/evaluate.hpp"
 #include "../array/matrix.hpp"
+#include "../reverse/checkpoint.hpp"
 #include "../reverse/detail/lent_tape.hpp"
 #include "../reverse/tape.hpp"
 #include "grad.hpp"
@@ -222,6 +224,44 @@ auto vjp(mode::arrays_t, const F& f, const Args&... args) {
         return value_and_pullback<double, Pullback>{
             y.value, Pullback(std::move(t), std::move(inputs), y, std::move(like))};
     }
+}
+
+namespace detail {
+
+// A step of whole arrays, as the checkpointing (reverse/checkpoint.hpp) calls a step of
+// containers: on numbers it runs on constant arrays, on active variables on the array of them
+// (one entry that hands their adjoints back).
+template <class Step>
+struct array_step {
+    Step step;
+    template <class X>
+    std::vector<X> operator()(const std::vector<X>& x, const std::vector<X>& p) const {
+        const var_array y = step(var_array(x), var_array(p));
+        if constexpr (std::is_same_v<X, double>) {
+            return std::vector<double>(y.values().begin(), y.values().end());
+        } else {
+            std::vector<X> out(y.size());
+            for (std::size_t i = 0; i < y.size(); ++i)
+                out[i] = y[i];
+            return out;
+        }
+    }
+};
+
+}  // namespace detail
+
+// Binomial checkpointing (reverse/checkpoint.hpp) of a time loop written over whole arrays:
+// step(x, p) takes and returns var_arrays, and each recorded step is one entry per array
+// operation.
+//   auto [xT, pullback] = nabla::checkpointed_vjp(nabla::mode::arrays, step, x0, p, 1000);
+template <class Step>
+auto checkpointed_vjp(mode::arrays_t,
+                      const Step& step,
+                      const std::vector<double>& x0,
+                      const std::vector<double>& p,
+                      std::size_t steps,
+                      std::size_t snapshots = 0) {
+    return checkpointed_vjp(detail::array_step<Step>{step}, x0, p, steps, snapshots);
 }
 
 // The gradient alone: the one array argument's, or a tuple of them.

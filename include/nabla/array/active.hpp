@@ -692,6 +692,46 @@ inline var_array digamma(const var_array& x) {
     return polygamma(0, x);
 }
 
+// The arrays one after another (numpy's concatenate): one entry, whose pullback hands each part
+// its adjoints back.
+template <class... Rest>
+requires(std::is_same_v<Rest, var_array>&&...) var_array
+    concat(const var_array& first, const Rest&... rest) {
+    using namespace detail;
+    const std::array<const var_array*, 1 + sizeof...(Rest)> parts{&first, &rest...};
+    std::size_t n = 0;
+    for (const var_array* part : parts)
+        n += part->size();
+    array_memory::buffer values = array_memory::take(n);
+    std::array<std::pair<tape_index, std::size_t>, 1 + sizeof...(Rest)> pieces{};
+    std::size_t at = 0, k = 0;
+    bool any = false;
+    for (const var_array* part : parts) {
+        std::copy(part->values().begin(), part->values().end(), values.get() + at);
+        pieces[k++] = {var_array_access::first(*part), part->size()};
+        at += part->size();
+        any = any || !part->is_constant();
+    }
+    tape<double>* const on =
+        any ? tape_for({{var_array_access::first(first), var_array_access::generation(first)},
+                        {var_array_access::first(rest), var_array_access::generation(rest)}...})
+            : nullptr;
+    if (on == nullptr || n == 0)
+        return var_array_access::make(std::move(values), n, 0, 0);
+    const tape_index out = tape_access::add_variables(*on, n);
+    tape_access::add_array_operation(
+        *on, out, static_cast<tape_index>(n), [out, pieces](double* adjoints) {
+            std::size_t offset = 0;
+            for (const auto& [index, size] : pieces) {
+                if (index != 0)
+                    for (std::size_t i = 0; i < size; ++i)
+                        adjoints[index + i] += adjoints[out + offset + i];
+                offset += size;
+            }
+        });
+    return var_array_access::make(std::move(values), n, out, on->generation());
+}
+
 // Reductions, each one new variable.
 inline var sum(const var_array& x) {
     return detail::reduce_on_tape<reduction::sum_kind>(x);

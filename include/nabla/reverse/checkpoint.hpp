@@ -130,7 +130,7 @@ private:
         const auto y = step_(std::as_const(ax), std::as_const(ap));
         std::vector<active<R>> out(y.size());
         for (std::size_t i = 0; i < y.size(); ++i)
-            out[i] = as_active<R>(y[i]);
+            out[i] = active<R>(y[i]);  // a variable, an expression (recorded) or a number
         t.zero_adjoints();
         for (std::size_t i = 0; i < out.size(); ++i)
             t.seed(out[i], w[i]);
