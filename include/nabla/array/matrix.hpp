@@ -97,7 +97,8 @@ var_matrix input_matrix(tape<double>& t, const C& values) {
 namespace detail {
 
 // sum_j a[j] b[j] over n elements, four accumulators.
-inline double dot_kernel(const double* a, const double* b, std::size_t n) {
+template <int = 0>
+double dot_kernel(const double* a, const double* b, std::size_t n) {
     std::size_t j = 0;
     double total = 0.0;
 #if NABLA_ARRAY_LANES
@@ -120,7 +121,8 @@ inline double dot_kernel(const double* a, const double* b, std::size_t n) {
 
 // y = A x for a row-major m x n A: four rows at a time, so that each batch of x loaded serves
 // four rows (the rows stream from memory once).
-inline void gemv_kernel(const double* a, const double* x, std::size_t m, std::size_t n, double* y) {
+template <int = 0>
+void gemv_kernel(const double* a, const double* x, std::size_t m, std::size_t n, double* y) {
     std::size_t i = 0;
 #if NABLA_ARRAY_LANES
     constexpr std::size_t w = width<lanes>;
@@ -156,7 +158,8 @@ inline void gemv_kernel(const double* a, const double* x, std::size_t m, std::si
 }
 
 // y[j] += s x[j] over n elements.
-inline void axpy_kernel(double s, const double* x, double* y, std::size_t n) {
+template <int = 0>
+void axpy_kernel(double s, const double* x, double* y, std::size_t n) {
     std::size_t j = 0;
 #if NABLA_ARRAY_LANES
     const lanes sb(s);
@@ -169,6 +172,7 @@ inline void axpy_kernel(double s, const double* x, double* y, std::size_t n) {
 
 // The LU factors of an n x n matrix with partial pivoting, P A = L U (L with a unit diagonal
 // below, U on and above it, in one row-major array), and the solves they give.
+template <int = 0>
 struct lu_factors {
     std::vector<double> lu;
     std::vector<std::size_t> pivot;  // row k of P A is row pivot[k] of A
@@ -248,7 +252,8 @@ namespace detail {
 
 // x repeated as each of m rows (numpy's broadcasting of shape (n,) against (m, n)): one entry,
 // whose pullback sums each column's adjoints into x's.
-inline var_array rows_of(const var_array& x, std::size_t m) {
+template <int = 0>
+var_array rows_of(const var_array& x, std::size_t m) {
     const std::size_t n = x.size();
     const double* const v = var_array_access::data(x);
     array_memory::buffer tiled = array_memory::take(m * n);
@@ -272,7 +277,8 @@ inline void check_same_shape(const var_matrix& a, const var_matrix& b) {
 }
 
 // A vector against a matrix's rows: it has cols() elements, or it is a shape_error.
-inline var_array along_rows(const var_matrix& a, const var_array& x) {
+template <int = 0>
+var_array along_rows(const var_matrix& a, const var_array& x) {
     if (x.size() != a.cols())
         throw shape_error("nabla: a vector of " + std::to_string(x.size()) +
                           " elements against a matrix of shape (" + std::to_string(a.rows()) +
@@ -287,20 +293,25 @@ inline var_array along_rows(const var_matrix& a, const var_array& x) {
 // Element-wise arithmetic on matrices, with a matrix of the same shape, a number, a variable, or
 // a vector of cols() elements broadcast along the rows (numpy's rules for shapes (m, n) and (n,)).
 #define NABLA_VAR_MATRIX_OPERATOR(op)                                                              \
-    inline var_matrix operator op(const var_matrix& a, const var_matrix& b) {                      \
+    template <int = 0>                                                                             \
+    var_matrix operator op(const var_matrix& a, const var_matrix& b) {                             \
         detail::check_same_shape(a, b);                                                            \
         return var_matrix(a.elements() op b.elements(), a.rows(), a.cols());                       \
     }                                                                                              \
-    inline var_matrix operator op(const var_matrix& a, const var_array& x) {                       \
+    template <int = 0>                                                                             \
+    var_matrix operator op(const var_matrix& a, const var_array& x) {                              \
         return var_matrix(a.elements() op detail::along_rows(a, x), a.rows(), a.cols());           \
     }                                                                                              \
-    inline var_matrix operator op(const var_array& x, const var_matrix& a) {                       \
+    template <int = 0>                                                                             \
+    var_matrix operator op(const var_array& x, const var_matrix& a) {                              \
         return var_matrix(detail::along_rows(a, x) op a.elements(), a.rows(), a.cols());           \
     }                                                                                              \
-    inline var_matrix operator op(const var_matrix& a, const var& b) {                             \
+    template <int = 0>                                                                             \
+    var_matrix operator op(const var_matrix& a, const var& b) {                                    \
         return var_matrix(a.elements() op b, a.rows(), a.cols());                                  \
     }                                                                                              \
-    inline var_matrix operator op(const var& b, const var_matrix& a) {                             \
+    template <int = 0>                                                                             \
+    var_matrix operator op(const var& b, const var_matrix& a) {                                    \
         return var_matrix(b op a.elements(), a.rows(), a.cols());                                  \
     }                                                                                              \
     template <class N>                                                                             \
@@ -317,11 +328,13 @@ NABLA_VAR_MATRIX_OPERATOR(*)
 NABLA_VAR_MATRIX_OPERATOR(/)
 #undef NABLA_VAR_MATRIX_OPERATOR
 
-inline var_matrix operator-(const var_matrix& a) {
+template <int = 0>
+var_matrix operator-(const var_matrix& a) {
     return var_matrix(-a.elements(), a.rows(), a.cols());
 }
 #define NABLA_VAR_MATRIX_UNARY(name, rule)                                                         \
-    inline var_matrix name(const var_matrix& a) {                                                  \
+    template <int = 0>                                                                             \
+    var_matrix name(const var_matrix& a) {                                                         \
         return var_matrix(name(a.elements()), a.rows(), a.cols());                                 \
     }
 NABLA_UNARY_FUNCTIONS(NABLA_VAR_MATRIX_UNARY)
@@ -345,7 +358,8 @@ NABLA_VAR_MATRIX_REDUCTION(logsumexp)
 #undef NABLA_VAR_MATRIX_REDUCTION
 
 // y = A x.
-inline var_array matvec(const var_matrix& a, const var_array& x) {
+template <int = 0>
+var_array matvec(const var_matrix& a, const var_array& x) {
     if (a.cols() != x.size())
         throw shape_error("nabla::matvec: a " + std::to_string(a.rows()) + " x " +
                           std::to_string(a.cols()) + " matrix times a vector of " +
@@ -379,7 +393,8 @@ inline var_array matvec(const var_matrix& a, const var_array& x) {
 }
 
 // C = A B.
-inline var_matrix matmul(const var_matrix& a, const var_matrix& b) {
+template <int = 0>
+var_matrix matmul(const var_matrix& a, const var_matrix& b) {
     if (a.cols() != b.rows())
         throw shape_error("nabla::matmul: a " + std::to_string(a.rows()) + " x " +
                           std::to_string(a.cols()) + " matrix times a " + std::to_string(b.rows()) +
@@ -417,7 +432,8 @@ inline var_matrix matmul(const var_matrix& a, const var_matrix& b) {
 }
 
 // x = A^-1 b for a square A.
-inline var_array solve(const var_matrix& a, const var_array& b) {
+template <int = 0>
+var_array solve(const var_matrix& a, const var_array& b) {
     if (a.rows() != a.cols() || a.rows() != b.size())
         throw shape_error("nabla::solve: a " + std::to_string(a.rows()) + " x " +
                           std::to_string(a.cols()) + " matrix and a vector of " +
@@ -426,7 +442,7 @@ inline var_array solve(const var_matrix& a, const var_array& b) {
                           "length)");
     using namespace detail;
     const std::size_t n = b.size();
-    auto factors = std::make_shared<const lu_factors>(var_array_access::data(a.elements()), n);
+    auto factors = std::make_shared<const lu_factors<>>(var_array_access::data(a.elements()), n);
     const std::vector<double> solution = factors->solve(var_array_access::data(b));
     array_memory::buffer x = array_memory::take(n);
     std::copy(solution.begin(), solution.end(), x.get());
