@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -39,6 +40,37 @@ namespace nabla {
 // view longer than its array, an argument that is not one-dimensional.
 struct shape_error : std::invalid_argument {
     using std::invalid_argument::invalid_argument;
+};
+
+// A two-dimensional array of doubles held elsewhere: `rows` rows of `cols` elements, row-major,
+// rows `stride` elements apart. An argument or destination of array expressions where the data
+// is not an xt::xtensor: std::vector storage, or the interior of a larger grid.
+//   nabla::evaluate_into(step, nabla::matrix_ref(next.data() + n + 1, n - 2, n - 2, n), u);
+template <class T>
+class matrix_ref {
+public:
+    matrix_ref(T* data, std::size_t rows, std::size_t cols) : matrix_ref(data, rows, cols, cols) {}
+    matrix_ref(T* data, std::size_t rows, std::size_t cols, std::size_t stride)
+        : data_(data),
+          rows_(rows),
+          cols_(cols),
+          stride_(stride) {
+        if (rows > 1 && stride < cols)
+            throw shape_error("nabla::matrix_ref: rows of " + std::to_string(cols) +
+                              " elements cannot be " + std::to_string(stride) + " apart");
+    }
+
+    T* data() const { return data_; }
+    std::size_t size() const { return rows_ * cols_; }
+    std::array<std::size_t, 2> shape() const { return {rows_, cols_}; }
+    std::array<std::size_t, 2> strides() const { return {stride_, 1}; }
+    T& operator()(std::size_t i, std::size_t j) const { return data_[i * stride_ + j]; }
+
+private:
+    T* data_;
+    std::size_t rows_;
+    std::size_t cols_;
+    std::size_t stride_;
 };
 
 // The value and the gradient with respect to each array argument, each shaped like its argument:
@@ -123,6 +155,52 @@ concept ArrayArgument = requires(const C& c) {
     { c.size() } -> std::convertible_to<std::size_t>;
 };
 
+// A two-dimensional one: row-major with rows strides()[0] apart (xt::xtensor<double, 2>, its
+// views with contiguous rows, nabla::matrix_ref). Its rank is part of its type.
+template <class C>
+concept TwoDimensional = ArrayArgument<C> && requires(const C& c) {
+    c.shape()[1];
+    c.strides()[1];
+} && std::tuple_size<std::remove_cvref_t<decltype(std::declval<const C&>().shape())>>::value == 2;
+
+// Bit k set where argument k is two-dimensional.
+template <class... Args>
+constexpr std::uint64_t two_d_mask() {
+    std::uint64_t mask = 0;
+    std::size_t k = 0;
+    ((mask |= (TwoDimensional<Args> && k < 64 ? std::uint64_t{1} << k : 0), ++k), ...);
+    return mask;
+}
+
+template <class Body, class... Args>
+using program_for = program<graph_t<Body>, two_d_mask<Args...>()>;
+
+// Where a leaf reads its argument: rows and columns of a two-dimensional one; a one-dimensional
+// one has columns only (its axis 0), the same in every row of the loop.
+template <class P, std::size_t Code>
+struct leaf_place {
+    static constexpr leaf_view view = decode_leaf(Code);
+    static constexpr std::size_t argument = view.argument;
+    static constexpr bool two_d = P::two_d(view.argument);
+    static constexpr std::size_t row_begin = two_d ? view.begin : 0;
+    static constexpr std::size_t row_trim = two_d ? view.trim : 0;
+    static constexpr std::size_t col_begin = two_d ? view.begin1 : view.begin;
+    static constexpr std::size_t col_trim = two_d ? view.trim1 : view.trim;
+};
+
+// Whether a leaf's adjoints go into a gradient array: it reads an argument that is not constant.
+template <class P>
+constexpr bool takes_gradient(std::size_t code) {
+    return is_array_leaf_code(code) && !P::constant(decode_leaf(code).argument);
+}
+
+// The rows and columns of a loop; a one-dimensional loop has one row.
+struct extent {
+    std::size_t rows = 1;
+    std::size_t cols = 0;
+    std::size_t size() const { return rows * cols; }
+};
+
 // The first element of an argument: an xtensor view's starts at data() + data_offset().
 template <class C>
 const double* first_element(const C& c) {
@@ -134,7 +212,10 @@ const double* first_element(const C& c) {
 
 template <class C>
 auto gradient_like(const C& c) {
-    if constexpr (container_traits<C>::supported)
+    if constexpr (TwoDimensional<C> && requires { C::from_shape(std::array<std::size_t, 2>{}); })
+        return C::from_shape(std::array<std::size_t, 2>{static_cast<std::size_t>(c.shape()[0]),
+                                                        static_cast<std::size_t>(c.shape()[1])});
+    else if constexpr (container_traits<C>::supported)
         return container_traits<C>::template make_like<double>(c);
     else
         return std::vector<double>(c.size());
@@ -143,14 +224,23 @@ auto gradient_like(const C& c) {
 // One evaluation of a program: the arguments, the reductions' results, states and adjoints.
 template <class P, std::size_t Arguments, std::size_t PoolSize>
 struct array_run {
+    using plan = P;
     static constexpr std::size_t pool_size = PoolSize;
     std::array<const double*, Arguments> data{};
     std::array<std::size_t, Arguments> size{};
+    // Of two-dimensional arguments: rows, columns and the distance between rows (a gradient's
+    // rows are `cols` apart). A one-dimensional argument has one row of `size` columns.
+    std::array<std::size_t, Arguments> rows{};
+    std::array<std::size_t, Arguments> cols{};
+    std::array<std::size_t, Arguments> stride{};
     std::array<double*, Arguments> gradient{};
     std::array<double, PoolSize> pool{};
     std::array<double, P::count + 1> result{};
     std::array<double, P::count + 1> adjoint{};
     std::array<std::size_t, P::count + 1> length{};
+    std::array<extent, P::count + 1> shape{};
+    // The row a loop is at.
+    std::size_t row = 0;
 
     // The adjoints of scalar leaves taken in fused loops with a unit scale, per reduction.
     std::array<std::array<double, P::count + 1>, P::count + 1> unit_adjoint{};
@@ -176,33 +266,74 @@ struct array_run {
         return lanes_result;
     }
 
-    // The length of the loop over an element expression's leaves; throws if they disagree.
+    // The rows and columns of the loop over an element expression's leaves; throws if they
+    // disagree.
     template <class E>
-    std::size_t length_of(const char* what) const {
-        std::size_t n = 0;
-        bool first = true;
+    extent extent_of(const char* what) const {
+        extent e{};
+        bool have_rows = false;
+        bool have_cols = false;
         for (const std::size_t code : E::codes) {
             if (!is_array_leaf_code(code))
                 continue;
             const leaf_view v = decode_leaf(code);
-            const std::size_t drop = v.begin + v.trim;
-            if (size[v.argument] < drop)
-                throw shape_error("nabla: a view drops " + std::to_string(drop) +
-                                  " elements of argument " + std::to_string(v.argument) +
-                                  ", which has " + std::to_string(size[v.argument]) + " (in " +
-                                  what + ")");
-            const std::size_t m = size[v.argument] - drop;
-            if (first) {
-                n = m;
-                first = false;
-            } else if (m != n) {
-                throw shape_error("nabla: element-wise operands of different lengths, " +
-                                  std::to_string(n) + " and " + std::to_string(m) +
-                                  " elements (argument " + std::to_string(v.argument) +
-                                  " viewed from " + std::to_string(v.begin) + ", in " + what + ")");
+            const std::size_t a = v.argument;
+            const bool two = P::two_d(a);
+            const std::size_t col_drop = two ? v.begin1 + v.trim1 : v.begin + v.trim;
+            const auto too_short = [&](std::size_t drop, std::size_t have, const char* axis) {
+                throw shape_error("nabla: a view drops " + std::to_string(drop) + " " + axis +
+                                  " of argument " + std::to_string(a) + ", which has " +
+                                  std::to_string(have) + " (in " + what + ")");
+            };
+            if (two) {
+                const std::size_t row_drop = v.begin + v.trim;
+                if (rows[a] < row_drop)
+                    too_short(row_drop, rows[a], "rows");
+                const std::size_t r = rows[a] - row_drop;
+                if (!have_rows) {
+                    e.rows = r;
+                    have_rows = true;
+                } else if (r != e.rows) {
+                    throw shape_error("nabla: element-wise operands with different numbers of "
+                                      "rows, " +
+                                      std::to_string(e.rows) + " and " + std::to_string(r) +
+                                      " (argument " + std::to_string(a) + " viewed from row " +
+                                      std::to_string(v.begin) + ", in " + what + ")");
+                }
+            }
+            if (cols[a] < col_drop)
+                too_short(col_drop, cols[a], two ? "columns" : "elements");
+            const std::size_t c = cols[a] - col_drop;
+            if (!have_cols) {
+                e.cols = c;
+                have_cols = true;
+            } else if (c != e.cols) {
+                throw shape_error(
+                    std::string("nabla: element-wise operands of different lengths, ") +
+                    std::to_string(e.cols) + " and " + std::to_string(c) + " elements (argument " +
+                    std::to_string(a) + " viewed from " + std::to_string(two ? v.begin1 : v.begin) +
+                    (two ? " on its rows" : "") + ", in " + what + ")");
             }
         }
-        return n;
+        return e;
+    }
+
+    template <std::size_t Code>
+    NABLA_ALWAYS_INLINE const double* value_at(std::size_t i) const {
+        using G = leaf_place<P, Code>;
+        const double* p = data[G::argument] + G::col_begin + i;
+        if constexpr (G::two_d)
+            p += (row + G::row_begin) * stride[G::argument];
+        return p;
+    }
+
+    template <std::size_t Code>
+    NABLA_ALWAYS_INLINE double* gradient_at(std::size_t i) const {
+        using G = leaf_place<P, Code>;
+        double* p = gradient[G::argument] + G::col_begin + i;
+        if constexpr (G::two_d)
+            p += (row + G::row_begin) * cols[G::argument];
+        return p;
     }
 };
 
@@ -211,8 +342,7 @@ NABLA_ALWAYS_INLINE L leaf_value(const Run& run,
                                  const std::array<L, Count>& results,
                                  std::size_t i) {
     if constexpr (is_array_leaf_code(Code)) {
-        constexpr leaf_view v = decode_leaf(Code);
-        return load<L>(run.data[v.argument] + i + v.begin);
+        return load<L>(run.template value_at<Code>(i));
     } else {
         return results[Code & ~scalar_leaf_flag];
     }
@@ -266,8 +396,8 @@ NABLA_ALWAYS_INLINE void element_reverse(Run& run,
                 constexpr std::size_t code = E::codes[K];
                 const L& adjoint = sweep.adjoint[index_of<S, placeholder<K>>];
                 if constexpr (is_array_leaf_code(code)) {
-                    constexpr leaf_view v = decode_leaf(code);
-                    add_to(run.gradient[v.argument] + i + v.begin, adjoint);
+                    if constexpr (!P::constant(decode_leaf(code).argument))
+                        add_to(run.template gradient_at<code>(i), adjoint);
                 } else {
                     scalar_adjoints[code & ~scalar_leaf_flag] += adjoint;
                 }
@@ -378,20 +508,23 @@ struct fusion {
                     only = j;
                     ++members;
                 }
-            if (W == 1 || members != 1 || !factored[only] || read_by_body[only])
+            // Two-dimensional loops take their gradient in a reverse loop.
+            if (W == 1 || members != 1 || !factored[only] || read_by_body[only] ||
+                P::two_d_mask != 0)
                 continue;
             bool ok = true;
             for (std::size_t k = 0; k < sizes[only]; ++k) {
                 if (!is_array_leaf_code(codes[only][k]))
                     continue;
                 const leaf_view v = decode_leaf(codes[only][k]);
-                if (written[v.argument] || v.begin - first_begin(only, v.argument) >= W)
+                if ((written[v.argument] && !P::constant(v.argument)) ||
+                    v.begin - first_begin(only, v.argument) >= W)
                     ok = false;
             }
             if (!ok)
                 continue;
             for (std::size_t k = 0; k < sizes[only]; ++k)
-                if (is_array_leaf_code(codes[only][k]))
+                if (takes_gradient<P>(codes[only][k]))
                     written[decode_leaf(codes[only][k]).argument] = true;
             member[g] = only;
         }
@@ -424,26 +557,31 @@ NABLA_ALWAYS_INLINE auto fold_states(std::array<State, U>& states) {
 
 // A value-only loop over reduction J's elements with another kind (logsumexp's maximum).
 template <class P, std::size_t J, class Kind, class Run>
-double prepass(const Run& run, std::size_t n) {
+double prepass(Run& run, std::size_t n) {
     using E = typename P::template body<J>;
     using L = lanes;
     constexpr std::size_t W = width<L>;
     constexpr std::size_t unroll = 4;
     const auto pool = run.template pool_lanes<L>();
     const auto results = run.template result_lanes<L>();
-    std::array<typename Kind::template state<L>, unroll> states{};
-    std::size_t i = 0;
-    for (; i + unroll * W <= n; i += unroll * W)
-        for (std::size_t u = 0; u < unroll; ++u)
-            states[u].add(element_value<L, E>(run, pool, results, i + u * W));
-    for (; i + W <= n; i += W)
-        states[0].add(element_value<L, E>(run, pool, results, i));
-    auto scalar = fold_states<W>(states);
     const auto scalar_pool = run.template pool_lanes<double>();
     const auto scalar_results = run.template result_lanes<double>();
-    for (; i < n; ++i)
-        scalar.add(element_value<double, E>(run, scalar_pool, scalar_results, i));
-    return Kind::result(scalar, n);
+    std::array<typename Kind::template state<L>, unroll> states{};
+    typename Kind::template state<double> tail{};
+    for (run.row = 0; run.row < run.shape[J].rows; ++run.row) {
+        std::size_t i = 0;
+        for (; i + unroll * W <= n; i += unroll * W)
+            for (std::size_t u = 0; u < unroll; ++u)
+                states[u].add(element_value<L, E>(run, pool, results, i + u * W));
+        for (; i + W <= n; i += W)
+            states[0].add(element_value<L, E>(run, pool, results, i));
+        for (; i < n; ++i)
+            tail.add(element_value<double, E>(run, scalar_pool, scalar_results, i));
+    }
+    run.row = 0;
+    auto scalar = fold_states<W>(states);
+    scalar.merge(tail);
+    return Kind::result(scalar, run.shape[J].size());
 }
 
 // The forward loop of a fused group: the reduction's value, and each element's adjoints with the
@@ -486,7 +624,7 @@ void fused_group(Run& run, std::size_t n) {
         // Elements before the first view of each argument get no adjoint.
         (
             [&] {
-                if constexpr (is_array_leaf_code(E::codes[K]) && leader[K] == K) {
+                if constexpr (takes_gradient<P>(E::codes[K]) && leader[K] == K) {
                     constexpr leaf_view v = decode_leaf(E::codes[K]);
                     double* g = run.gradient[v.argument];
                     for (std::size_t t = 0; t < F::first_begin(J, v.argument); ++t)
@@ -536,7 +674,7 @@ void fused_group(Run& run, std::size_t n) {
                 ...);
             (
                 [&] {
-                    if constexpr (is_array_leaf_code(E::codes[K]) && leader[K] == K) {
+                    if constexpr (takes_gradient<P>(E::codes[K]) && leader[K] == K) {
                         constexpr leaf_view v = decode_leaf(E::codes[K]);
                         store_lanes(run.gradient[v.argument] + i + F::first_begin(J, v.argument),
                                     led_block<leader, K>(moved));
@@ -548,7 +686,7 @@ void fused_group(Run& run, std::size_t n) {
         // lanes still carried, then run the remaining elements on doubles.
         (
             [&] {
-                if constexpr (is_array_leaf_code(E::codes[K]) && leader[K] == K) {
+                if constexpr (takes_gradient<P>(E::codes[K]) && leader[K] == K) {
                     constexpr leaf_view v = decode_leaf(E::codes[K]);
                     double* g = run.gradient[v.argument];
                     for (std::size_t t = i + F::first_begin(J, v.argument);
@@ -560,7 +698,7 @@ void fused_group(Run& run, std::size_t n) {
         if (i > 0) {
             (
                 [&] {
-                    if constexpr (is_array_leaf_code(E::codes[K]) && shift[K] > 0) {
+                    if constexpr (takes_gradient<P>(E::codes[K]) && shift[K] > 0) {
                         constexpr leaf_view v = decode_leaf(E::codes[K]);
                         double* g = run.gradient[v.argument] + i + F::first_begin(J, v.argument);
                         for (std::size_t t = 0; t < shift[K]; ++t)
@@ -570,6 +708,7 @@ void fused_group(Run& run, std::size_t n) {
                 ...);
         }
         auto scalar = fold_states<W>(states);
+        auto tail = fused_initial<kind, double>(pre);
         const auto scalar_pool = run.template pool_lanes<double>();
         const auto scalar_results = run.template result_lanes<double>();
         std::array<double, leaf_count> tail_adjoint{};
@@ -579,7 +718,7 @@ void fused_group(Run& run, std::size_t n) {
             values.forward();
             const double v = values.value[S::size - 1];
             const double shape = kind::shape(v, pre);
-            fused_add<kind>(scalar, v, shape);
+            fused_add<kind>(tail, v, shape);
             adjoint_sweep<S, double, Run::pool_size, std::array<double, leaf_count>> sweep{values,
                                                                                            {}};
             sweep.run(shape);
@@ -588,7 +727,8 @@ void fused_group(Run& run, std::size_t n) {
                     const double a = sweep.adjoint[index_of<S, placeholder<K>>];
                     if constexpr (is_array_leaf_code(E::codes[K])) {
                         constexpr leaf_view view = decode_leaf(E::codes[K]);
-                        run.gradient[view.argument][i + view.begin] += a;
+                        if constexpr (takes_gradient<P>(E::codes[K]))
+                            run.gradient[view.argument][i + view.begin] += a;
                     } else {
                         tail_adjoint[K] += a;
                     }
@@ -602,6 +742,7 @@ void fused_group(Run& run, std::size_t n) {
                         add_lanes(scalar_adjoint[K]) + tail_adjoint[K];
             }(),
             ...);
+        scalar.merge(tail);
         std::get<J>(run.state) = scalar;
         run.result[J] = kind::result(scalar, n);
     }
@@ -633,7 +774,7 @@ void scale_fused(Run& run) {
                     if (c != 1.0) {
                         std::array<bool, offset_limit> done{};
                         for (const std::size_t code : E::codes) {
-                            if (!is_array_leaf_code(code) || done[decode_leaf(code).argument])
+                            if (!takes_gradient<P>(code) || done[decode_leaf(code).argument])
                                 continue;
                             const std::size_t a = decode_leaf(code).argument;
                             done[a] = true;
@@ -653,32 +794,34 @@ void scale_fused(Run& run) {
     (std::make_index_sequence<P::group_count>{});
 }
 
-// The length of a group's loop, each member's recorded; throws if the members' lengths differ.
+// The rows and columns of a group's loop, each member's recorded; throws if the members' shapes
+// differ.
 template <class P, std::size_t Group, class Run>
-std::size_t group_length(Run& run) {
+extent group_extent(Run& run) {
     constexpr auto members = group_members<P, Group>;
-    const std::size_t n =
-        run.template length_of<typename P::template body<members.first[0]>>("a reduction");
+    const extent e =
+        run.template extent_of<typename P::template body<members.first[0]>>("a reduction");
     [&]<std::size_t... M>(std::index_sequence<M...>) {
-        ((run.length[members.first[M]] =
-              run.template length_of<typename P::template body<members.first[M]>>("a reduction")),
-         ...);
-        const auto check = [&](std::size_t j) {
-            if (run.length[j] != n)
-                throw shape_error("nabla: reductions over arrays of different lengths in one "
+        const auto record = [&](std::size_t j, extent m) {
+            if (m.rows != e.rows || m.cols != e.cols)
+                throw shape_error("nabla: reductions over arrays of different shapes in one "
                                   "loop");
+            run.shape[j] = m;
+            run.length[j] = m.size();
         };
-        (check(members.first[M]), ...);
+        (record(members.first[M],
+                run.template extent_of<typename P::template body<members.first[M]>>("a reduction")),
+         ...);
     }
     (std::make_index_sequence<members.second>{});
-    return n;
+    return e;
 }
 
 // Every loop's length, checked before anything is written.
 template <class P, class Run>
 void check_lengths(Run& run) {
     [&]<std::size_t... Group>(std::index_sequence<Group...>) {
-        (group_length<P, Group>(run), ...);
+        (group_extent<P, Group>(run), ...);
     }
     (std::make_index_sequence<P::group_count>{});
 }
@@ -688,7 +831,8 @@ void check_lengths(Run& run) {
 template <class P, std::size_t Group, bool Gradient, class Run>
 void forward_group(Run& run) {
     constexpr auto members = group_members<P, Group>;
-    const std::size_t n = group_length<P, Group>(run);
+    const extent e = group_extent<P, Group>(run);
+    const std::size_t n = e.cols;
     if constexpr (Gradient && fusion<P>::fused[Group] != P::count) {
         fused_group<P, fusion<P>::fused[Group]>(run, n);
         return;
@@ -706,30 +850,38 @@ void forward_group(Run& run) {
         std::tuple<
             std::array<typename P::template kind<members.first[M]>::template state<L>, unroll>...>
             lanes_states{};
-        std::size_t i = 0;
-        if constexpr (W > 1) {
-            for (; i + unroll * W <= n; i += unroll * W) {
-                for (std::size_t u = 0; u < unroll; ++u)
-                    (std::get<M>(lanes_states)[u].add(
-                         element_value<L, typename P::template body<members.first[M]>>(
-                             run, pool, results, i + u * W)),
+        std::tuple<typename P::template kind<members.first[M]>::template state<double>...>
+            tail_states{};
+        for (run.row = 0; run.row < e.rows; ++run.row) {
+            std::size_t i = 0;
+            if constexpr (W > 1) {
+                for (; i + unroll * W <= n; i += unroll * W) {
+                    for (std::size_t u = 0; u < unroll; ++u)
+                        (std::get<M>(lanes_states)[u].add(
+                             element_value<L, typename P::template body<members.first[M]>>(
+                                 run, pool, results, i + u * W)),
+                         ...);
+                }
+                for (; i + W <= n; i += W)
+                    (std::get<M>(lanes_states)[0].add(
+                         element_value<L, typename P::template body<members.first[M]>>(run, pool,
+                                                                                       results, i)),
                      ...);
             }
-            for (; i + W <= n; i += W)
-                (std::get<M>(lanes_states)[0].add(
-                     element_value<L, typename P::template body<members.first[M]>>(run, pool,
-                                                                                   results, i)),
+            for (; i < n; ++i)
+                (std::get<M>(tail_states)
+                     .add(element_value<double, typename P::template body<members.first[M]>>(
+                         run, scalar_pool, scalar_results, i)),
                  ...);
         }
+        run.row = 0;
         (
             [&] {
                 constexpr std::size_t j = members.first[M];
                 auto scalar = fold_states<W>(std::get<M>(lanes_states));
-                for (std::size_t t = i; t < n; ++t)
-                    scalar.add(element_value<double, typename P::template body<j>>(
-                        run, scalar_pool, scalar_results, t));
+                scalar.merge(std::get<M>(tail_states));
                 std::get<j>(run.state) = scalar;
-                run.result[j] = P::template kind<j>::result(scalar, n);
+                run.result[j] = P::template kind<j>::result(scalar, e.size());
             }(),
             ...);
     }
@@ -739,7 +891,9 @@ void forward_group(Run& run) {
 template <class P, std::size_t Group, class Run>
 void reverse_group(Run& run) {
     constexpr auto members = group_members<P, Group>;
-    const std::size_t n = run.length[members.first[0]];
+    const extent e = run.shape[members.first[0]];
+    const std::size_t n = e.cols;
+    const std::size_t count = e.size();
     using L = lanes;
     constexpr std::size_t W = width<L>;
     const auto pool = run.template pool_lanes<L>();
@@ -749,16 +903,20 @@ void reverse_group(Run& run) {
     std::array<L, P::count + 1> scalar_adjoints{};
     std::array<double, P::count + 1> tail_adjoints{};
     [&]<std::size_t... M>(std::index_sequence<M...>) {
-        std::size_t i = 0;
-        if constexpr (W > 1) {
-            for (; i + W <= n; i += W)
-                (element_reverse<P, members.first[M]>(run, pool, results, scalar_adjoints, n, i),
+        for (run.row = 0; run.row < e.rows; ++run.row) {
+            std::size_t i = 0;
+            if constexpr (W > 1) {
+                for (; i + W <= n; i += W)
+                    (element_reverse<P, members.first[M]>(run, pool, results, scalar_adjoints,
+                                                          count, i),
+                     ...);
+            }
+            for (; i < n; ++i)
+                (element_reverse<P, members.first[M]>(run, scalar_pool, scalar_results,
+                                                      tail_adjoints, count, i),
                  ...);
         }
-        for (; i < n; ++i)
-            (element_reverse<P, members.first[M]>(run, scalar_pool, scalar_results, tail_adjoints,
-                                                  n, i),
-             ...);
+        run.row = 0;
     }
     (std::make_index_sequence<members.second>{});
     for (std::size_t k = 0; k < P::count; ++k)
@@ -769,31 +927,71 @@ template <class Body, class... Args>
 constexpr bool check_array_call() {
     constexpr bool arrays = (ArrayArgument<Args> && ...);
     static_assert(arrays,
-                  "nabla: an array expression is called with one-dimensional arrays of double "
+                  "nabla: an array expression is called with arrays of double: one-dimensional "
                   "(std::vector<double>, std::array, std::span<const double>, "
-                  "xt::xtensor<double, 1>), one per array variable.");
+                  "xt::xtensor<double, 1>) or two-dimensional (xt::xtensor<double, 2>, "
+                  "nabla::matrix_ref), one per array variable.");
+    if constexpr (arrays) {
+        constexpr auto codes =
+            codes_of<filter_t<placeholder_predicate, schedule<graph_t<Body>>>>::value;
+        constexpr std::uint64_t mask = two_d_mask<Args...>();
+        constexpr bool below_64 = [] {
+            std::size_t k = 0;
+            bool ok = true;
+            ((ok = ok && (!TwoDimensional<Args> || k < 64), ++k), ...);
+            return ok;
+        }();
+        static_assert(below_64, "nabla: two-dimensional arrays must be among an array "
+                                "expression's first 64 arguments.");
+        constexpr bool axes = [&] {
+            for (const std::size_t code : codes)
+                if (is_array_leaf_code(code)) {
+                    const leaf_view v = decode_leaf(code);
+                    const bool two = v.argument < 64 && ((mask >> v.argument) & 1) != 0;
+                    if (!two && (v.begin1 != 0 || v.trim1 != 0))
+                        return false;
+                }
+            return true;
+        }();
+        static_assert(axes, "nabla: a view on two axes (x(range<1, -1>, from<1>)) reads a "
+                            "two-dimensional array; this argument is one-dimensional.");
+        return below_64 && axes;
+    }
     return arrays;
 }
 
-// An argument must be one-dimensional and contiguous (an xtensor view's elements start at
-// data() + data_offset()); argument k, for the message.
+// An argument must be contiguous, or, with two dimensions, have contiguous rows (an xtensor
+// view's elements start at data() + data_offset()); argument k, for the message.
 template <class C>
 void check_array_argument(const C& a, std::size_t k) {
-    if constexpr (requires { a.dimension(); }) {
-        if (a.dimension() != 1)
-            throw shape_error("nabla: array expressions take one-dimensional arrays; argument " +
-                              std::to_string(k) + " has " + std::to_string(a.dimension()) +
-                              " dimensions");
-    }
-    if constexpr (requires { a.data_offset(); }) {
-        if (a.size() > 1 && a.strides()[0] != 1)
-            throw shape_error("nabla: array expressions take contiguous arrays; argument " +
-                              std::to_string(k) +
-                              " is a strided view (copy it into an xt::xtensor first)");
+    if constexpr (TwoDimensional<C>) {
+        if (a.shape()[0] > 1 && a.shape()[1] > 0 && a.strides()[1] != 1 && a.shape()[1] != 1)
+            throw shape_error("nabla: a two-dimensional argument's rows must be contiguous; "
+                              "argument " +
+                              std::to_string(k) + " is strided along its rows");
+        if (a.shape()[0] > 1 && static_cast<std::size_t>(a.strides()[0]) < a.shape()[1])
+            throw shape_error("nabla: argument " + std::to_string(k) +
+                              " is not row-major (its rows overlap)");
+    } else {
+        if constexpr (requires { a.dimension(); }) {
+            if (a.dimension() != 1)
+                throw shape_error("nabla: array expressions take one- or two-dimensional arrays "
+                                  "(xt::xtensor<double, 1> or xt::xtensor<double, 2>; an "
+                                  "xt::xarray's rank is not known when the expression is "
+                                  "compiled); argument " +
+                                  std::to_string(k) + " has " + std::to_string(a.dimension()) +
+                                  " dimensions");
+        }
+        if constexpr (requires { a.data_offset(); }) {
+            if (a.size() > 1 && a.strides()[0] != 1)
+                throw shape_error("nabla: array expressions take contiguous arrays; argument " +
+                                  std::to_string(k) +
+                                  " is a strided view (copy it into an xt::xtensor first)");
+        }
     }
 }
 
-template <class Body, class... Args>
+template <class P, class Body, class... Args>
 auto start_run(const array_expression<Body>& f, const Args&... args) {
     using G = graph_t<Body>;
     constexpr std::size_t bound = [] {
@@ -806,12 +1004,22 @@ auto start_run(const array_expression<Body>& f, const Args&... args) {
     static_assert(bound <= sizeof...(Args),
                   "nabla: too few arrays: the expression reads an array variable whose index is "
                   "not covered by the arguments given.");
-    array_run<program<G>, sizeof...(Args), constant_count<Body>> run{};
+    array_run<P, sizeof...(Args), constant_count<Body>> run{};
     std::size_t k = 0;
-    const auto bind = [&](const auto& a) {
+    const auto bind = [&]<class C>(const C& a) {
         check_array_argument(a, k);
         run.data[k] = first_element(a);
         run.size[k] = a.size();
+        if constexpr (TwoDimensional<C>) {
+            run.rows[k] = a.shape()[0];
+            run.cols[k] = a.shape()[1];
+            run.stride[k] =
+                a.shape()[0] > 1 ? static_cast<std::size_t>(a.strides()[0]) : a.shape()[1];
+        } else {
+            run.rows[k] = 1;
+            run.cols[k] = a.size();
+            run.stride[k] = a.size();
+        }
         ++k;
     };
     (bind(args), ...);
@@ -830,34 +1038,87 @@ void run_forward(Run& run) {
     (std::make_index_sequence<P::group_count>{});
 }
 
-template <class Body, class... Args>
-auto array_value_checked(const array_expression<Body>& f, const Args&... args) {
-    using P = program<graph_t<Body>>;
-    auto run = start_run(f, args...);
-    run_forward<P, false>(run);
+// Whether an array-valued plan's elements form rows: it reads a two-dimensional argument.
+template <class P>
+inline constexpr bool rows_in_result = [] {
+    for (const std::size_t code : P::top::codes)
+        if (is_array_leaf_code(code) && P::two_d(decode_leaf(code).argument))
+            return true;
+    return false;
+}();
+
+// The elements of P's array-valued top, after the reductions it reads, written row by row into
+// out (rows `out_stride` apart).
+template <class P, class Run>
+void write_elements(Run& run, extent e, double* out, std::size_t out_stride) {
     using T = typename P::top;
+    using L = lanes;
+    constexpr std::size_t W = width<L>;
     const auto pool = run.template pool_lanes<double>();
     const auto results = run.template result_lanes<double>();
-    if constexpr (P::scalar) {
-        return element_value<double, T>(run, pool, results, 0);
-    } else {
-        // An array-valued expression: its elements, after the reductions it reads.
-        const std::size_t n = run.template length_of<T>("an element-wise expression");
-        std::vector<double> out(n);
-        using L = lanes;
-        constexpr std::size_t W = width<L>;
-        const auto lanes_pool = run.template pool_lanes<L>();
-        const auto lanes_results = run.template result_lanes<L>();
+    const auto lanes_pool = run.template pool_lanes<L>();
+    const auto lanes_results = run.template result_lanes<L>();
+    for (run.row = 0; run.row < e.rows; ++run.row) {
+        double* row = out + run.row * out_stride;
         std::size_t i = 0;
         if constexpr (W > 1) {
-            for (; i + W <= n; i += W) {
-                element_value<L, T>(run, lanes_pool, lanes_results, i)
-                    .store_unaligned(out.data() + i);
+            for (; i + W <= e.cols; i += W)
+                store_lanes(row + i, element_value<L, T>(run, lanes_pool, lanes_results, i));
+        }
+        for (; i < e.cols; ++i)
+            row[i] = element_value<double, T>(run, pool, results, i);
+    }
+    run.row = 0;
+}
+
+// The first two-dimensional argument whose type makes an array of a given shape (from_shape,
+// as xt::xtensor<double, 2>), or the number of arguments.
+template <class... Args>
+constexpr std::size_t shape_source() {
+    std::size_t k = 0, found = sizeof...(Args);
+    ((
+         found = found == sizeof...(Args) && TwoDimensional<Args> &&
+                         requires {
+                             std::remove_cvref_t<Args>::from_shape(std::array<std::size_t, 2>{});
+                         }
+                     ? k
+                     : found,
+         ++k),
+     ...);
+    return found;
+}
+
+template <class P, class Body, class... Args>
+auto array_value_checked(const array_expression<Body>& f, const Args&... args) {
+    auto run = start_run<P>(f, args...);
+    if constexpr (P::scalar) {
+        run_forward<P, false>(run);
+        using T = typename P::top;
+        const auto pool = run.template pool_lanes<double>();
+        const auto results = run.template result_lanes<double>();
+        return element_value<double, T>(run, pool, results, 0);
+    } else {
+        const extent e = run.template extent_of<typename P::top>("an element-wise expression");
+        if constexpr (!rows_in_result<P>) {
+            std::vector<double> out(e.cols);
+            run_forward<P, false>(run);
+            write_elements<P>(run, e, out.data(), e.cols);
+            return out;
+        } else {
+            constexpr std::size_t k = shape_source<Args...>();
+            static_assert(k < sizeof...(Args),
+                          "nabla: a two-dimensional result is made like the first "
+                          "two-dimensional argument that can make an array of its own "
+                          "(xt::xtensor<double, 2>); with views or nabla::matrix_ref, write it "
+                          "into an array of yours with nabla::evaluate_into(f, out, arrays...).");
+            if constexpr (k < sizeof...(Args)) {
+                using C = std::remove_cvref_t<std::tuple_element_t<k, std::tuple<Args...>>>;
+                auto out = C::from_shape(std::array<std::size_t, 2>{e.rows, e.cols});
+                run_forward<P, false>(run);
+                write_elements<P>(run, e, out.data(), e.cols);
+                return out;
             }
         }
-        for (; i < n; ++i)
-            out[i] = element_value<double, T>(run, pool, results, i);
-        return out;
     }
 }
 
@@ -866,24 +1127,49 @@ auto array_value(const array_expression<Body>& f, const Args&... args) {
     if constexpr (!check_array_call<Body, Args...>())
         return 0.0;
     else
-        return array_value_checked(f, args...);
+        return array_value_checked<program_for<Body, Args...>>(f, args...);
 }
 
-// The value, with the gradients written into arrays of the arguments' sizes.
-template <class Body, class... Args>
+// The first element of an array written into, and its row stride (its length for one dimension).
+template <class C>
+double* writable_first(C& c) {
+    if constexpr (requires { c.data_offset(); })
+        return c.data() + c.data_offset();
+    else
+        return c.data();
+}
+
+// The span of memory an argument's elements occupy, [first, last).
+struct extent_in_memory {
+    const double* first;
+    const double* last;
+    bool overlaps(const extent_in_memory& o) const {
+        return first != last && o.first != o.last && first < o.last && o.first < last;
+    }
+};
+
+template <class Run>
+extent_in_memory memory_of(const Run& run, std::size_t k) {
+    if (run.rows[k] == 0 || run.cols[k] == 0)
+        return {run.data[k], run.data[k]};
+    return {run.data[k], run.data[k] + (run.rows[k] - 1) * run.stride[k] + run.cols[k]};
+}
+
+// The value, with the gradients written into arrays shaped like the arguments (contiguous);
+// P's constant arguments take none (their pointer may be null).
+template <class P, class Body, class... Args>
 double array_gradient_checked(const array_expression<Body>& f,
                               const std::array<double*, sizeof...(Args)>& gradients,
                               const Args&... args) {
-    using P = program<graph_t<Body>>;
     static_assert(P::scalar,
                   "nabla::value_and_grad: the array expression must be a scalar: reduce it "
                   "with sum, mean, prod, max, min, norm, dot or logsumexp.");
-    auto run = start_run(f, args...);
+    auto run = start_run<P>(f, args...);
     check_lengths<P>(run);
     run.gradient = gradients;
     // Arrays a fused loop writes need no zeroing; the others are accumulated into.
     for (std::size_t k = 0; k < sizeof...(Args); ++k)
-        if (!fusion<P>::fused_argument[k])
+        if (!fusion<P>::fused_argument[k] && !P::constant(k))
             for (std::size_t t = 0; t < run.size[k]; ++t)
                 run.gradient[k][t] = 0.0;
     run_forward<P, true>(run);
@@ -926,7 +1212,7 @@ double array_gradient(const array_expression<Body>& f,
     if constexpr (!check_array_call<Body, Args...>())
         return 0.0;
     else
-        return array_gradient_checked(f, gradients, args...);
+        return array_gradient_checked<program_for<Body, Args...>>(f, gradients, args...);
 }
 
 template <class Body, class... Args>
@@ -937,6 +1223,93 @@ auto array_value_and_grad(const array_expression<Body>& f, const Args&... args) 
         [](auto&... g) { return std::array<double*, sizeof...(Args)>{g.data()...}; }, out.gradient);
     out.value = array_gradient(f, gradients, args...);
     return out;
+}
+
+// The caller's gradient arrays, one per argument, each contiguous and of its argument's size,
+// none overlapping an argument (the loops read the arguments while they write the gradients:
+// an overlap would feed gradients back in as values). `what` names the function for messages.
+template <class... Gradients, class... Args>
+std::array<double*, sizeof...(Args)>
+bind_gradients(const char* what, const std::tuple<Gradients&...>& gradients, const Args&... args) {
+    static_assert(sizeof...(Gradients) == sizeof...(Args),
+                  "nabla: one gradient array per argument.");
+    const std::array<std::size_t, sizeof...(Args)> sizes{static_cast<std::size_t>(args.size())...};
+    std::array<double*, sizeof...(Args)> pointers{};
+    std::array<extent_in_memory, sizeof...(Args)> inputs{};
+    std::size_t k = 0;
+    const auto input = [&]<class C>(const C& a) {
+        const double* first = first_element(a);
+        std::size_t span = a.size();
+        if constexpr (TwoDimensional<C>) {
+            if (a.shape()[0] > 1)
+                span = (a.shape()[0] - 1) * static_cast<std::size_t>(a.strides()[0]) + a.shape()[1];
+        }
+        inputs[k++] = {first, first + span};
+    };
+    (input(args), ...);
+    k = 0;
+    std::apply(
+        [&](auto&... g) {
+            const auto bind = [&]<class C>(C& gradient) {
+                if (static_cast<std::size_t>(gradient.size()) != sizes[k])
+                    throw shape_error(std::string(what) + ": gradient array " + std::to_string(k) +
+                                      " has " + std::to_string(gradient.size()) +
+                                      " elements, its argument " + std::to_string(sizes[k]));
+                if constexpr (TwoDimensional<C>) {
+                    if (gradient.shape()[0] > 1 &&
+                        (static_cast<std::size_t>(gradient.strides()[0]) != gradient.shape()[1] ||
+                         gradient.strides()[1] != 1))
+                        throw shape_error(std::string(what) + ": gradient array " +
+                                          std::to_string(k) + " is not contiguous");
+                }
+                pointers[k] = writable_first(gradient);
+                ++k;
+            };
+            (bind(g), ...);
+        },
+        gradients);
+    for (std::size_t g = 0; g < sizeof...(Args); ++g)
+        for (std::size_t a = 0; a < sizeof...(Args); ++a)
+            if (extent_in_memory{pointers[g], pointers[g] + sizes[g]}.overlaps(inputs[a]))
+                throw shape_error(std::string(what) + ": gradient array " + std::to_string(g) +
+                                  " overlaps argument " + std::to_string(a) +
+                                  "; write the gradient into an array of its own");
+    return pointers;
+}
+
+// w^T J at the arguments, J the Jacobian of array-valued f: the gradient of sum(f * w) with w a
+// constant argument after the others, so that it runs as any gradient does (fused where the
+// plan allows).
+template <class Body, class Cotangent, class... Args>
+void apply_vjp(const array_expression<Body>& f,
+               const std::array<double*, sizeof...(Args)>& gradients,
+               const Cotangent& w,
+               const Args&... args) {
+    constexpr std::size_t N = sizeof...(Args);
+    using F = program_for<Body, Args...>;
+    if constexpr (check_array_call<Body, Args...>()) {
+        static_assert(!F::scalar,
+                      "nabla::apply_vjp: the expression is a scalar; its pullback is its gradient "
+                      "times the cotangent: use nabla::grad.");
+        static_assert(ArrayArgument<Cotangent>,
+                      "nabla::apply_vjp: the cotangent is an array of double shaped like the "
+                      "expression's value.");
+        static_assert(N < 64, "nabla::apply_vjp: at most 63 arrays.");
+        if constexpr (!F::scalar && ArrayArgument<Cotangent> && N < 64) {
+            static_assert(TwoDimensional<Cotangent> == rows_in_result<F>,
+                          "nabla::apply_vjp: the cotangent has the dimensions of the expression's "
+                          "value (two-dimensional when the expression reads a two-dimensional "
+                          "array).");
+            const auto seeded = sum(f * array_expression<placeholder<array_leaf_code(N, 0, 0)>>{});
+            using Seeded = typename std::remove_cvref_t<decltype(seeded)>::body_type;
+            using P =
+                program<graph_t<Seeded>, two_d_mask<Args..., Cotangent>(), std::uint64_t{1} << N>;
+            std::array<double*, N + 1> all{};
+            for (std::size_t k = 0; k < N; ++k)
+                all[k] = gradients[k];
+            array_gradient_checked<P>(seeded, all, args..., w);
+        }
+    }
 }
 
 }  // namespace detail
@@ -964,34 +1337,118 @@ double value_and_grad_into(const array_expression<Body>& f,
                            const Args&... args) {
     static_assert(sizeof...(Gradients) == sizeof...(Args),
                   "nabla::value_and_grad_into: one gradient array per argument.");
-    const std::array<std::size_t, sizeof...(Args)> sizes{static_cast<std::size_t>(args.size())...};
-    std::array<double*, sizeof...(Args)> pointers{};
-    std::size_t k = 0;
-    std::apply(
-        [&](auto&... g) {
-            const auto bind = [&](auto& gradient) {
-                if (static_cast<std::size_t>(gradient.size()) != sizes[k])
-                    throw shape_error("nabla::value_and_grad_into: gradient array " +
-                                      std::to_string(k) + " has " +
-                                      std::to_string(gradient.size()) + " elements, its argument " +
-                                      std::to_string(sizes[k]));
-                pointers[k] = gradient.data();
-                ++k;
-            };
-            (bind(g), ...);
-        },
-        gradients);
-    // The loops read the arguments while they write the gradients: an overlap would feed
-    // gradients back in as values.
-    const std::array<const double*, sizeof...(Args)> inputs{detail::first_element(args)...};
-    for (std::size_t g = 0; g < sizeof...(Args); ++g)
-        for (std::size_t a = 0; a < sizeof...(Args); ++a)
-            if (sizes[g] > 0 && sizes[a] > 0 && pointers[g] < inputs[a] + sizes[a] &&
-                inputs[a] < pointers[g] + sizes[g])
-                throw shape_error("nabla::value_and_grad_into: gradient array " +
-                                  std::to_string(g) + " overlaps argument " + std::to_string(a) +
-                                  "; write the gradient into an array of its own");
-    return detail::array_gradient(f, pointers, args...);
+    return detail::array_gradient(
+        f, detail::bind_gradients("nabla::value_and_grad_into", gradients, args...), args...);
+}
+
+// An array-valued expression's elements written into an array of the caller's (of the value's
+// shape; a two-dimensional one may be part of a larger array, as nabla::matrix_ref or an
+// xtensor view with contiguous rows): the interior of a grid, or an iteration without
+// allocation. `out` may be one of the arguments: the value then goes through a temporary.
+template <class Body, class Out, class... Args>
+void evaluate_into(const array_expression<Body>& f, Out&& out, const Args&... args) {
+    using O = std::remove_cvref_t<Out>;
+    if constexpr (detail::check_array_call<Body, Args...>()) {
+        using P = detail::program_for<Body, Args...>;
+        static_assert(!P::scalar, "nabla::evaluate_into: the expression is a scalar (a "
+                                  "reduction's result); call it: f(arrays...).");
+        constexpr bool writable = requires(O & o) {
+            { o.data() } -> std::convertible_to<double*>;
+        };
+        static_assert(detail::ArrayArgument<O> && writable,
+                      "nabla::evaluate_into: the destination is an array of double that can be "
+                      "written.");
+        if constexpr (!P::scalar && detail::ArrayArgument<O> && writable) {
+            static_assert(detail::TwoDimensional<O> == detail::rows_in_result<P>,
+                          "nabla::evaluate_into: a two-dimensional value (the expression reads a "
+                          "two-dimensional array) goes into a two-dimensional array, a "
+                          "one-dimensional one into a one-dimensional array.");
+            auto run = detail::start_run<P>(f, args...);
+            const detail::extent e =
+                run.template extent_of<typename P::top>("nabla::evaluate_into");
+            std::size_t stride = e.cols;
+            if constexpr (detail::TwoDimensional<O>) {
+                if (out.shape()[0] != e.rows || out.shape()[1] != e.cols)
+                    throw shape_error("nabla::evaluate_into: the value is " +
+                                      std::to_string(e.rows) + " x " + std::to_string(e.cols) +
+                                      ", the destination " + std::to_string(out.shape()[0]) +
+                                      " x " + std::to_string(out.shape()[1]));
+                if (e.rows > 0 && e.cols > 1 && out.strides()[1] != 1)
+                    throw shape_error("nabla::evaluate_into: the destination's rows must be "
+                                      "contiguous");
+                if (e.rows > 1)
+                    stride = static_cast<std::size_t>(out.strides()[0]);
+            } else {
+                if (static_cast<std::size_t>(out.size()) != e.cols)
+                    throw shape_error("nabla::evaluate_into: the value has " +
+                                      std::to_string(e.cols) + " elements, the destination " +
+                                      std::to_string(out.size()));
+                if constexpr (requires { out.strides(); }) {
+                    if (e.cols > 1 && out.strides()[0] != 1)
+                        throw shape_error("nabla::evaluate_into: the destination must be "
+                                          "contiguous");
+                }
+            }
+            double* first = detail::writable_first(out);
+            const detail::extent_in_memory written{
+                first, e.size() == 0 ? first : first + (e.rows - 1) * stride + e.cols};
+            bool aliased = false;
+            for (std::size_t k = 0; k < sizeof...(Args); ++k)
+                aliased = aliased || written.overlaps(detail::memory_of(run, k));
+            detail::run_forward<P, false>(run);
+            if (!aliased) {
+                detail::write_elements<P>(run, e, first, stride);
+            } else {
+                std::vector<double> value(e.size());
+                detail::write_elements<P>(run, e, value.data(), e.cols);
+                for (std::size_t r = 0; r < e.rows; ++r)
+                    std::copy_n(value.data() + r * e.cols, e.cols, first + r * stride);
+            }
+        }
+    }
+}
+
+// w^T J: the pullback of array-valued f at the arrays, applied to the cotangent w (shaped like
+// f's value), one gradient per array shaped like it; nothing is recorded, f is evaluated again.
+//   auto gu = nabla::apply_vjp(step, w, u);               // JAX: vjp(step, u)[1](w)
+template <class Body, class Cotangent, class A0, class... Args>
+auto apply_vjp(const array_expression<Body>& f,
+               const Cotangent& w,
+               const A0& x0,
+               const Args&... xs) {
+    std::tuple gradients{detail::gradient_like(x0), detail::gradient_like(xs)...};
+    const auto pointers =
+        std::apply([](auto&... g) { return std::array<double*, 1 + sizeof...(Args)>{g.data()...}; },
+                   gradients);
+    detail::apply_vjp(f, pointers, w, x0, xs...);
+    if constexpr (sizeof...(Args) == 0)
+        return std::get<0>(std::move(gradients));
+    else
+        return gradients;
+}
+
+// The same, into the caller's arrays (overwritten): an adjoint time step without allocation.
+//   nabla::apply_vjp_into(step, std::tie(gu), w, u);
+template <class Body, class... Gradients, class Cotangent, class... Args>
+void apply_vjp_into(const array_expression<Body>& f,
+                    const std::tuple<Gradients&...>& gradients,
+                    const Cotangent& w,
+                    const Args&... xs) {
+    static_assert(sizeof...(Gradients) == sizeof...(Args),
+                  "nabla::apply_vjp_into: one gradient array per argument.");
+    const auto pointers = detail::bind_gradients("nabla::apply_vjp_into", gradients, xs...);
+    if constexpr (detail::ArrayArgument<Cotangent>) {
+        const double* first = detail::first_element(w);
+        const detail::extent_in_memory cotangent{first, first + w.size()};
+        const std::array<std::size_t, sizeof...(Args)> sizes{
+            static_cast<std::size_t>(xs.size())...};
+        for (std::size_t g = 0; g < sizeof...(Args); ++g) {
+            if (detail::extent_in_memory{pointers[g], pointers[g] + sizes[g]}.overlaps(cotangent))
+                throw shape_error("nabla::apply_vjp_into: gradient array " + std::to_string(g) +
+                                  " overlaps the cotangent; write it into an array of its own");
+        }
+    }
+    detail::apply_vjp(f, pointers, w, xs...);
 }
 
 // The gradient alone: the one array argument's, or a tuple of them.

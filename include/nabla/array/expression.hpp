@@ -46,6 +46,8 @@ template <long End>
 inline constexpr slice<0, End> upto{};
 template <std::size_t Begin, long End>
 inline constexpr slice<Begin, End> range{};
+// Every element of an axis, numpy's `:`: u(whole, from<1>) is u[:, 1:].
+inline constexpr slice<0, 0> whole{};
 
 namespace detail {
 
@@ -55,20 +57,28 @@ template <std::size_t Begin, long End>
 inline constexpr bool is_slice_v<slice<Begin, End>> = true;
 
 // Leaf codes: what a placeholder of an array expression reads. An array leaf reads argument
-// `argument` from element `begin` to `trim` before the end; a scalar leaf (made by array/plan.hpp
-// when it cuts the graph at a reduction) reads reduction number `k`'s result.
-inline constexpr std::size_t array_leaf_flag = std::size_t{1} << 40;
-inline constexpr std::size_t scalar_leaf_flag = std::size_t{1} << 41;
+// `argument` through a view on each axis: axis 0 from element `begin` to `trim` before the end,
+// axis 1 likewise (a one-dimensional argument has axis 0 only; of a two-dimensional one, axis 0
+// is the rows and axis 1 the columns). A scalar leaf (made by array/plan.hpp when it cuts the
+// graph at a reduction) reads reduction number `k`'s result.
+inline constexpr std::size_t array_leaf_flag = std::size_t{1} << 62;
+inline constexpr std::size_t scalar_leaf_flag = std::size_t{1} << 61;
 inline constexpr std::size_t offset_limit = 1 << 12;
 
-constexpr std::size_t array_leaf_code(std::size_t argument, std::size_t begin, std::size_t trim) {
-    return array_leaf_flag | argument | begin << 12 | trim << 24;
+constexpr std::size_t array_leaf_code(std::size_t argument,
+                                      std::size_t begin,
+                                      std::size_t trim,
+                                      std::size_t begin1 = 0,
+                                      std::size_t trim1 = 0) {
+    return array_leaf_flag | argument | begin << 12 | trim << 24 | begin1 << 36 | trim1 << 48;
 }
 
 struct leaf_view {
     std::size_t argument;
     std::size_t begin;
     std::size_t trim;
+    std::size_t begin1;
+    std::size_t trim1;
 };
 
 constexpr bool is_array_leaf_code(std::size_t code) {
@@ -76,7 +86,8 @@ constexpr bool is_array_leaf_code(std::size_t code) {
 }
 constexpr leaf_view decode_leaf(std::size_t code) {
     return {code & (offset_limit - 1), (code >> 12) & (offset_limit - 1),
-            (code >> 24) & (offset_limit - 1)};
+            (code >> 24) & (offset_limit - 1), (code >> 36) & (offset_limit - 1),
+            (code >> 48) & (offset_limit - 1)};
 }
 
 // A reduction as a node of the graph: Kind (array/reductions.hpp) says how it accumulates and
@@ -111,44 +122,51 @@ struct array_valued<node<reduce_rule<Kind>, B>> {
     static constexpr bool value = false;
 };
 
-// The graph with every array leaf viewed through slice S (reductions inside keep their own
-// leaves: a reduction's result is a scalar, the same at every element).
-template <class G, class S>
+// The graph with every array leaf viewed through slice S on axis 0 and S1 on axis 1 (reductions
+// inside keep their own leaves: a reduction's result is a scalar, the same at every element).
+template <class G, class S, class S1>
 struct view_of {
     using type = G;
 };
-template <std::size_t Code, class S>
-requires(is_array_leaf_code(Code)) struct view_of<placeholder<Code>, S> {
+template <std::size_t Code, class S, class S1>
+requires(is_array_leaf_code(Code)) struct view_of<placeholder<Code>, S, S1> {
     static constexpr leaf_view leaf = decode_leaf(Code);
-    static_assert(leaf.begin + S::begin < offset_limit && leaf.trim + S::trim < offset_limit,
+    static_assert(leaf.begin + S::begin < offset_limit && leaf.trim + S::trim < offset_limit &&
+                      leaf.begin1 + S1::begin < offset_limit &&
+                      leaf.trim1 + S1::trim < offset_limit,
                   "nabla: an array view's offsets must stay below 4096.");
-    using type =
-        placeholder<array_leaf_code(leaf.argument, leaf.begin + S::begin, leaf.trim + S::trim)>;
+    using type = placeholder<array_leaf_code(leaf.argument,
+                                             leaf.begin + S::begin,
+                                             leaf.trim + S::trim,
+                                             leaf.begin1 + S1::begin,
+                                             leaf.trim1 + S1::trim)>;
 };
-template <class Rule, class... Ops, class S>
-struct view_of<node<Rule, Ops...>, S> {
-    using type = node<Rule, typename view_of<Ops, S>::type...>;
+template <class Rule, class... Ops, class S, class S1>
+struct view_of<node<Rule, Ops...>, S, S1> {
+    using type = node<Rule, typename view_of<Ops, S, S1>::type...>;
 };
-template <class Kind, class B, class S>
-struct view_of<node<reduce_rule<Kind>, B>, S> {
+template <class Kind, class B, class S, class S1>
+struct view_of<node<reduce_rule<Kind>, B>, S, S1> {
     using type = node<reduce_rule<Kind>, B>;
 };
 
-template <class E, class S>
+template <class E, class S, class S1>
 constexpr auto view_expression(const E& e) {
     if constexpr (is_held_v<E>) {
-        held<typename view_of<graph_t<E>, S>::type, constant_type_t<E>, constant_count<E>> r{};
+        held<typename view_of<graph_t<E>, S, S1>::type, constant_type_t<E>, constant_count<E>> r{};
         r.constants = e.constants;
         return r;
     } else {
-        return typename view_of<E, S>::type{};
+        return typename view_of<E, S, S1>::type{};
     }
 }
 
 }  // namespace detail
 
 // An array expression: Body is a graph of the static core over leaf-coded placeholders. Called
-// with a slice it is a view; called with arrays it is evaluated (array/evaluate.hpp).
+// with slices it is a view (one slice: axis 0, the rows of a two-dimensional array, as numpy's
+// u[1:]; two: rows and columns, u[1:-1, 2:]); called with arrays it is evaluated
+// (array/evaluate.hpp).
 template <class Body>
 struct array_expression {
     using body_type = Body;
@@ -156,12 +174,14 @@ struct array_expression {
 
     static constexpr bool is_array = detail::array_valued<detail::graph_t<Body>>::value;
 
-    template <std::size_t Begin, long End>
-    constexpr auto operator()(slice<Begin, End>) const {
+    template <std::size_t Begin, long End, std::size_t Begin1 = 0, long End1 = 0>
+    constexpr auto operator()(slice<Begin, End>, slice<Begin1, End1> = {}) const {
         static_assert(is_array, "nabla: a view (from<k>, upto<k>, range<a, b>) applies to an array "
                                 "expression; this one is a scalar (a reduction's result).");
-        using viewed = decltype(detail::view_expression<Body, slice<Begin, End>>(body));
-        return array_expression<viewed>{detail::view_expression<Body, slice<Begin, End>>(body)};
+        using S = slice<Begin, End>;
+        using S1 = slice<Begin1, End1>;
+        using viewed = decltype(detail::view_expression<Body, S, S1>(body));
+        return array_expression<viewed>{detail::view_expression<Body, S, S1>(body)};
     }
 
     template <class... Args>

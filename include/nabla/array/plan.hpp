@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
 
 #include "../core/graph.hpp"
@@ -90,8 +91,19 @@ struct element_expression {
     static constexpr auto codes = codes_of<leaves>::value;
 };
 
-template <class G>
+// Which arguments are two-dimensional is known once the arrays are: bit k of TwoD for argument
+// k. A one-dimensional argument read in a two-dimensional loop is broadcast along its rows.
+// Bit k of Constants: argument k takes no gradient (a pullback's cotangent).
+template <class G, std::uint64_t TwoD = 0, std::uint64_t Constants = 0>
 struct program {
+    static constexpr std::uint64_t two_d_mask = TwoD;
+    static constexpr bool two_d(std::size_t argument) {
+        return argument < 64 && ((TwoD >> argument) & 1) != 0;
+    }
+    static constexpr bool constant(std::size_t argument) {
+        return argument < 64 && ((Constants >> argument) & 1) != 0;
+    }
+
     using reductions = filter_t<reduction_predicate, schedule<G>>;
     static constexpr std::size_t count = reductions::size;
 
@@ -147,18 +159,24 @@ struct program {
         return level;
     }();
 
-    // The first array leaf of body J: its argument and how many elements its view drops. Two
-    // bodies of one level whose first leaves agree on both have the same length.
+    // The first two-dimensional array leaf of body J, else its first array leaf: whether it is
+    // two-dimensional, its argument and how many elements its view drops on each axis. Two
+    // bodies of one level whose keys agree have the same shape.
     static constexpr auto length_key = [] {
-        std::array<std::pair<std::size_t, std::size_t>, count + 1> keys{};
+        std::array<std::array<std::size_t, 4>, count + 1> keys{};
         const auto& [codes, sizes] = leaf_codes;
         for (std::size_t j = 0; j < count; ++j) {
-            for (std::size_t k = 0; k < sizes[j]; ++k)
-                if (is_array_leaf_code(codes[j][k])) {
-                    const leaf_view v = decode_leaf(codes[j][k]);
-                    keys[j] = {v.argument, v.begin + v.trim};
-                    break;
-                }
+            bool found = false;
+            for (std::size_t pass = 0; pass < 2 && !found; ++pass)
+                for (std::size_t k = 0; k < sizes[j] && !found; ++k)
+                    if (is_array_leaf_code(codes[j][k])) {
+                        const leaf_view v = decode_leaf(codes[j][k]);
+                        if (pass == 0 && !two_d(v.argument))
+                            continue;
+                        keys[j] = {pass == 0 ? std::size_t{1} : std::size_t{0}, v.argument,
+                                   v.begin + v.trim, v.begin1 + v.trim1};
+                        found = true;
+                    }
         }
         return keys;
     }();
@@ -168,7 +186,7 @@ struct program {
     static constexpr auto grouping = [] {
         std::array<std::size_t, count + 1> group{};
         std::array<std::size_t, count + 1> group_level{};
-        std::array<std::pair<std::size_t, std::size_t>, count + 1> group_key{};
+        std::array<std::array<std::size_t, 4>, count + 1> group_key{};
         std::size_t groups = 0;
         std::size_t deepest = 0;
         for (std::size_t j = 0; j < count; ++j)

@@ -1,0 +1,300 @@
+// Two-dimensional array expressions: stencils through views on rows and columns, reductions over
+// grids, a row vector broadcast along the rows, values written into part of a grid, and
+// pullbacks (w^T J) of array-valued expressions, each against loops written out element by
+// element, at shapes around the SIMD width.
+
+#include <nabla/array.hpp>
+
+#include <catch2/catch.hpp>
+#include <xtensor/xtensor.hpp>
+#include <xtensor/xview.hpp>
+
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <vector>
+
+#include "samples.hpp"
+
+namespace {
+
+constexpr std::size_t W = nabla_test::lanes_width;
+using nabla::from;
+using nabla::range;
+using nabla::upto;
+using nabla::whole;
+
+// rows x cols samples in [lo, hi).
+xt::xtensor<double, 2>
+grid(std::size_t rows, std::size_t cols, double lo, double hi, unsigned salt) {
+    const std::vector<double> v = nabla_test::sample(rows * cols, lo, hi, salt);
+    xt::xtensor<double, 2> g = xt::xtensor<double, 2>::from_shape({rows, cols});
+    std::copy(v.begin(), v.end(), g.begin());
+    return g;
+}
+
+const std::vector<std::array<std::size_t, 2>> shapes{
+    {3, 3}, {3, W + 2}, {4, W + 3}, {5, 2 * W + 1}, {W + 1, 3}, {7, 4 * W + 5}, {2, 2 * W + 2}};
+
+// A nonlinear five-point stencil on the interior, its partials written out.
+struct stencil {
+    static double value(double n, double s, double w, double e, double c) {
+        return c * std::exp(0.3 * n) + std::sin(w) * s - e / (2.0 + c * c);
+    }
+    // d/dn, d/ds, d/dw, d/de, d/dc
+    static std::array<double, 5> partials(double n, double s, double w, double e, double c) {
+        const double q = 2.0 + c * c;
+        return {0.3 * c * std::exp(0.3 * n), std::sin(w), std::cos(w) * s, -1.0 / q,
+                std::exp(0.3 * n) + e * 2.0 * c / (q * q)};
+    }
+};
+
+}  // namespace
+
+TEST_CASE("a five-point stencil's value and pullback equal loops over the interior", "[grid]") {
+    const auto [u] = nabla::array_variables<1>();
+    const auto inner = range<1, -1>;
+    const auto f = u(inner, inner) * exp(0.3 * u(upto<-2>, inner)) +
+                   sin(u(inner, upto<-2>)) * u(from<2>, inner) -
+                   u(inner, from<2>) / (2.0 + square(u(inner, inner)));
+    for (const auto& [rows, cols] : shapes) {
+        CAPTURE(rows, cols);
+        const auto g = grid(rows, cols, -1.0, 1.0, 3);
+        const auto w = grid(rows - 2, cols - 2, -2.0, 2.0, 5);
+        xt::xtensor<double, 2> expected_value = xt::zeros<double>({rows - 2, cols - 2});
+        xt::xtensor<double, 2> expected_adjoint = xt::zeros<double>({rows, cols});
+        for (std::size_t i = 1; i + 1 < rows; ++i)
+            for (std::size_t j = 1; j + 1 < cols; ++j) {
+                const double n = g(i - 1, j), s = g(i + 1, j), wv = g(i, j - 1), e = g(i, j + 1),
+                             c = g(i, j);
+                expected_value(i - 1, j - 1) = stencil::value(n, s, wv, e, c);
+                const auto p = stencil::partials(n, s, wv, e, c);
+                const double a = w(i - 1, j - 1);
+                expected_adjoint(i - 1, j) += a * p[0];
+                expected_adjoint(i + 1, j) += a * p[1];
+                expected_adjoint(i, j - 1) += a * p[2];
+                expected_adjoint(i, j + 1) += a * p[3];
+                expected_adjoint(i, j) += a * p[4];
+            }
+        const xt::xtensor<double, 2> value = f(g);
+        REQUIRE(value.shape()[0] == rows - 2);
+        REQUIRE(value.shape()[1] == cols - 2);
+        for (std::size_t k = 0; k < value.size(); ++k)
+            CHECK(value.data()[k] == Approx(expected_value.data()[k]).margin(1e-14));
+        const xt::xtensor<double, 2> adjoint = nabla::apply_vjp(f, w, g);
+        for (std::size_t k = 0; k < adjoint.size(); ++k)
+            CHECK(adjoint.data()[k] == Approx(expected_adjoint.data()[k]).margin(1e-13));
+        // The same into an array of the caller's, overwriting what it held.
+        xt::xtensor<double, 2> into = xt::ones<double>({rows, cols}) * 7.0;
+        nabla::apply_vjp_into(f, std::tie(into), w, g);
+        for (std::size_t k = 0; k < adjoint.size(); ++k)
+            CHECK(into.data()[k] == adjoint.data()[k]);
+    }
+}
+
+TEST_CASE("reductions over a grid equal the same reductions over its elements in a row", "[grid]") {
+    const auto [a, b] = nabla::array_variables<2>();
+    const auto f = sum(a * b) + 0.5 * mean(exp(a)) + max(a - b) + logsumexp(2.0 * b) +
+                   norm(a) * min(b) + prod(1.0 + 0.1 * a);
+    for (const auto& [rows, cols] : shapes) {
+        CAPTURE(rows, cols);
+        const auto ga = grid(rows, cols, -1.0, 1.0, 1);
+        const auto gb = grid(rows, cols, -1.5, 0.5, 2);
+        const std::vector<double> fa(ga.begin(), ga.end()), fb(gb.begin(), gb.end());
+        const auto flat = nabla::value_and_grad(f, fa, fb);
+        const auto [value, da, db] = nabla::value_and_grad(f, ga, gb);
+        CHECK(value == Approx(flat.value).epsilon(1e-14));
+        REQUIRE(da.shape()[0] == rows);
+        REQUIRE(db.shape()[1] == cols);
+        const auto& [fa_grad, fb_grad] = flat.gradient;
+        for (std::size_t k = 0; k < rows * cols; ++k) {
+            CHECK(da.data()[k] == Approx(fa_grad[k]).margin(1e-13));
+            CHECK(db.data()[k] == Approx(fb_grad[k]).margin(1e-13));
+        }
+    }
+}
+
+TEST_CASE("a reduction over a stencil takes its gradient through every view", "[grid]") {
+    // The discrete Dirichlet energy: sum of squared differences to the right and below.
+    const auto [u] = nabla::array_variables<1>();
+    const auto energy = sum(square(u(whole, from<1>) - u(whole, upto<-1>))) +
+                        sum(square(u(from<1>, whole) - u(upto<-1>, whole)));
+    for (const auto& [rows, cols] : shapes) {
+        CAPTURE(rows, cols);
+        const auto g = grid(rows, cols, -1.0, 1.0, 7);
+        double expected = 0.0;
+        xt::xtensor<double, 2> expected_grad = xt::zeros<double>({rows, cols});
+        for (std::size_t i = 0; i < rows; ++i)
+            for (std::size_t j = 0; j < cols; ++j) {
+                if (j + 1 < cols) {
+                    const double d = g(i, j + 1) - g(i, j);
+                    expected += d * d;
+                    expected_grad(i, j + 1) += 2.0 * d;
+                    expected_grad(i, j) -= 2.0 * d;
+                }
+                if (i + 1 < rows) {
+                    const double d = g(i + 1, j) - g(i, j);
+                    expected += d * d;
+                    expected_grad(i + 1, j) += 2.0 * d;
+                    expected_grad(i, j) -= 2.0 * d;
+                }
+            }
+        const auto [value, gu] = nabla::value_and_grad(energy, g);
+        CHECK(value == Approx(expected).epsilon(1e-13));
+        CHECK(energy(g) == Approx(expected).epsilon(1e-13));
+        for (std::size_t k = 0; k < g.size(); ++k)
+            CHECK(gu.data()[k] == Approx(expected_grad.data()[k]).margin(1e-13));
+    }
+}
+
+TEST_CASE("a one-dimensional array is broadcast along the rows of a grid", "[grid]") {
+    const auto [m, v] = nabla::array_variables<2>();
+    const auto f = sum(tanh(m * v + 0.5));
+    for (const auto& [rows, cols] : shapes) {
+        CAPTURE(rows, cols);
+        const auto gm = grid(rows, cols, -1.0, 1.0, 11);
+        const std::vector<double> gv = nabla_test::sample(cols, -1.0, 1.0, 12);
+        double expected = 0.0;
+        xt::xtensor<double, 2> expected_m = xt::zeros<double>({rows, cols});
+        std::vector<double> expected_v(cols, 0.0);
+        for (std::size_t i = 0; i < rows; ++i)
+            for (std::size_t j = 0; j < cols; ++j) {
+                const double t = std::tanh(gm(i, j) * gv[j] + 0.5);
+                expected += t;
+                expected_m(i, j) = (1.0 - t * t) * gv[j];
+                expected_v[j] += (1.0 - t * t) * gm(i, j);
+            }
+        const auto [value, dm, dv] = nabla::value_and_grad(f, gm, gv);
+        CHECK(value == Approx(expected).epsilon(1e-13));
+        for (std::size_t k = 0; k < gm.size(); ++k)
+            CHECK(dm.data()[k] == Approx(expected_m.data()[k]).margin(1e-13));
+        for (std::size_t j = 0; j < cols; ++j)
+            CHECK(dv[j] == Approx(expected_v[j]).margin(1e-12));
+        // An array-valued expression broadcasts the same way.
+        const xt::xtensor<double, 2> product = (m * v)(gm, gv);
+        for (std::size_t i = 0; i < rows; ++i)
+            for (std::size_t j = 0; j < cols; ++j)
+                CHECK(product(i, j) == gm(i, j) * gv[j]);
+    }
+}
+
+TEST_CASE("values go into part of a grid, through views with rows apart, and into an argument",
+          "[grid]") {
+    const auto [u] = nabla::array_variables<1>();
+    const auto inner = range<1, -1>;
+    const double r = 0.2;
+    const auto heat =
+        (1.0 - 4.0 * r) * u(inner, inner) +
+        r * (u(upto<-2>, inner) + u(from<2>, inner) + u(inner, upto<-2>) + u(inner, from<2>));
+    for (const auto& [rows, cols] : shapes) {
+        CAPTURE(rows, cols);
+        const auto g = grid(rows, cols, 0.0, 1.0, 4);
+        xt::xtensor<double, 2> expected = g;
+        for (std::size_t i = 1; i + 1 < rows; ++i)
+            for (std::size_t j = 1; j + 1 < cols; ++j)
+                expected(i, j) = (1.0 - 4.0 * r) * g(i, j) +
+                                 r * (g(i - 1, j) + g(i + 1, j) + g(i, j - 1) + g(i, j + 1));
+        // Into the interior of a copy, through nabla::matrix_ref.
+        xt::xtensor<double, 2> next = g;
+        nabla::evaluate_into(
+            heat, nabla::matrix_ref(next.data() + cols + 1, rows - 2, cols - 2, cols), g);
+        for (std::size_t k = 0; k < g.size(); ++k)
+            CHECK(next.data()[k] == Approx(expected.data()[k]).margin(1e-15));
+        // Into its own argument: the value goes through a temporary, so every read sees the old
+        // grid.
+        xt::xtensor<double, 2> same = g;
+        nabla::evaluate_into(heat, xt::view(same, xt::range(1, rows - 1), xt::range(1, cols - 1)),
+                             same);
+        for (std::size_t k = 0; k < g.size(); ++k)
+            CHECK(same.data()[k] == Approx(expected.data()[k]).margin(1e-15));
+        // An argument whose rows lie apart in a larger array: a view and a matrix_ref.
+        xt::xtensor<double, 2> wide = xt::zeros<double>({rows, cols + 3});
+        xt::view(wide, xt::all(), xt::range(0, cols)) = g;
+        const auto view = xt::view(wide, xt::all(), xt::range(0, cols));
+        xt::xtensor<double, 2> from_view = xt::zeros<double>({rows - 2, cols - 2});
+        nabla::evaluate_into(heat, from_view, view);
+        const nabla::matrix_ref<const double> ref(wide.data(), rows, cols, cols + 3);
+        xt::xtensor<double, 2> from_ref = xt::zeros<double>({rows - 2, cols - 2});
+        nabla::evaluate_into(heat, from_ref, ref);
+        for (std::size_t i = 1; i + 1 < rows; ++i)
+            for (std::size_t j = 1; j + 1 < cols; ++j) {
+                CHECK(from_view(i - 1, j - 1) == Approx(expected(i, j)).margin(1e-15));
+                CHECK(from_ref(i - 1, j - 1) == Approx(expected(i, j)).margin(1e-15));
+            }
+        // The gradient of a reduction over a matrix_ref argument comes back contiguous.
+        const auto gradient = nabla::grad(sum(heat), ref);
+        const auto direct = nabla::grad(sum(heat), g);
+        REQUIRE(gradient.size() == g.size());
+        for (std::size_t k = 0; k < g.size(); ++k)
+            CHECK(gradient[k] == Approx(direct.data()[k]).margin(1e-15));
+    }
+}
+
+TEST_CASE("a one-dimensional pullback runs in the gradient's fused loop", "[grid]") {
+    const auto [x, y] = nabla::array_variables<2>();
+    const auto f = exp(x(from<1>)) * y(upto<-1>) - x(upto<-1>) * x(upto<-1>);
+    for (const std::size_t n : {2UL, 3UL, W, W + 1, 4 * W + 3, 1001UL}) {
+        CAPTURE(n);
+        const auto xs = nabla_test::sample(n, -1.0, 1.0, 1);
+        const auto ys = nabla_test::sample(n, -1.0, 1.0, 2);
+        const auto w = nabla_test::sample(n - 1, -1.0, 1.0, 3);
+        std::vector<double> ex(n, 0.0), ey(n, 0.0);
+        for (std::size_t i = 0; i + 1 < n; ++i) {
+            ex[i + 1] += w[i] * std::exp(xs[i + 1]) * ys[i];
+            ey[i] += w[i] * std::exp(xs[i + 1]);
+            ex[i] -= w[i] * 2.0 * xs[i];
+        }
+        const auto [gx, gy] = nabla::apply_vjp(f, w, xs, ys);
+        for (std::size_t i = 0; i < n; ++i) {
+            CHECK(gx[i] == Approx(ex[i]).margin(1e-14));
+            CHECK(gy[i] == Approx(ey[i]).margin(1e-14));
+        }
+    }
+}
+
+TEST_CASE("grids of different shapes, views longer than a grid and misplaced cotangents are "
+          "shape errors",
+          "[grid]") {
+    const auto [a, b] = nabla::array_variables<2>();
+    const auto g34 = grid(3, 4, 0.0, 1.0, 1);
+    const auto g44 = grid(4, 4, 0.0, 1.0, 2);
+    const auto g35 = grid(3, 5, 0.0, 1.0, 3);
+    CHECK_THROWS_WITH(sum(a * b)(g34, g44),
+                      Catch::Contains("rows") && Catch::Contains("3") && Catch::Contains("4"));
+    CHECK_THROWS_WITH(sum(a * b)(g34, g35), Catch::Contains("different lengths"));
+    CHECK_THROWS_WITH(sum(a(from<4>, whole))(g34), Catch::Contains("drops 4 rows"));
+    CHECK_THROWS_WITH(sum(a(whole, from<5>))(g34), Catch::Contains("drops 5 columns"));
+    // A row vector must have as many elements as the grid has columns.
+    CHECK_THROWS_AS(sum(a * b)(g34, std::vector<double>(3)), nabla::shape_error);
+    CHECK(sum(a * b)(g34, std::vector<double>(4, 1.0)) == Approx(sum(a)(g34)));
+    // The cotangent is shaped like the value.
+    CHECK_THROWS_AS(nabla::apply_vjp(a(range<1, -1>, whole) * 2.0, g34, g34), nabla::shape_error);
+    // Gradients of the wrong size, or overlapping an argument.
+    xt::xtensor<double, 2> small = xt::zeros<double>({3, 3});
+    CHECK_THROWS_AS(nabla::value_and_grad_into(sum(a), std::tie(small), g34), nabla::shape_error);
+    xt::xtensor<double, 2> own = g34;
+    CHECK_THROWS_WITH(nabla::value_and_grad_into(sum(a), std::tie(own), own),
+                      Catch::Contains("overlaps"));
+    // A destination of the wrong shape.
+    xt::xtensor<double, 2> out = xt::zeros<double>({3, 3});
+    CHECK_THROWS_WITH(nabla::evaluate_into(a * 2.0, out, g34), Catch::Contains("3 x 4"));
+    // Rank three is not an array expression's argument.
+    const xt::xarray<double> cube = xt::zeros<double>({2, 2, 2});
+    CHECK_THROWS_WITH(sum(a)(cube), Catch::Contains("one- or two-dimensional"));
+}
+
+TEST_CASE("NaN and infinity in a grid reach the value and the gradient they feed", "[grid]") {
+    const auto [u] = nabla::array_variables<1>();
+    const auto f = sum(u(whole, from<1>) * u(whole, upto<-1>));
+    auto g = grid(3, W + 2, 0.5, 1.5, 9);
+    g(1, 2) = std::numeric_limits<double>::quiet_NaN();
+    const auto [value, gu] = nabla::value_and_grad(f, g);
+    CHECK(std::isnan(value));
+    CHECK(std::isnan(gu(1, 1)));
+    CHECK(std::isnan(gu(1, 3)));
+    CHECK(std::isfinite(gu(0, 2)));
+    CHECK(std::isfinite(gu(2, 2)));
+    g(1, 2) = std::numeric_limits<double>::infinity();
+    CHECK(nabla::value_and_grad(f, g).value == std::numeric_limits<double>::infinity());
+}
