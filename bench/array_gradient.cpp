@@ -341,20 +341,140 @@ void bench_dense(std::size_t n) {
                 gradients[1].best_ns / products[0].best_ns);
 }
 
+// One explicit step of the heat equation on an n x n field (interior points updated, the
+// boundary kept) and its adjoint, each a call: the hand-written code of array_baselines.hpp, and
+// nabla's interior expression written into the interior (evaluate_into) with the boundary
+// copied; the adjoint is its pullback (apply_vjp_into) plus the boundary's own adjoint.
+void bench_heat(std::size_t n) {
+    const double r = 0.2;
+    const auto field = uniform(n * n, 0.0, 1.0, 11);
+    const auto adjoint_out = uniform(n * n, -1.0, 1.0, 12);
+    xt::xtensor<double, 2> u(std::array<std::size_t, 2>{n, n});
+    std::copy(field.begin(), field.end(), u.data());
+    xt::xtensor<double, 2> next = u, hand_next = u;
+    xt::xtensor<double, 2> a(std::array<std::size_t, 2>{n, n});
+    std::copy(adjoint_out.begin(), adjoint_out.end(), a.data());
+    xt::xtensor<double, 2> abar = xt::zeros<double>({n, n}), hand_abar = abar;
+
+    const auto [x] = nabla::array_variables<1>();
+    const auto inner = nabla::range<1, -1>;
+    const auto step = (1.0 - 4.0 * r) * x(inner, inner) +
+                      r * ((x(nabla::upto<-2>, inner) + x(nabla::from<2>, inner)) +
+                           (x(inner, nabla::upto<-2>) + x(inner, nabla::from<2>)));
+    const auto copy_boundary = [n](const double* from, double* to) {
+        std::copy(from, from + n, to);
+        for (std::size_t i = 1; i + 1 < n; ++i) {
+            to[i * n] = from[i * n];
+            to[i * n + n - 1] = from[i * n + n - 1];
+        }
+        std::copy(from + (n - 1) * n, from + n * n, to + (n - 1) * n);
+    };
+    const auto nabla_step = [&] {
+        copy_boundary(u.data(), next.data());
+        nabla::evaluate_into(step, nabla::matrix_ref(next.data() + n + 1, n - 2, n - 2, n), u);
+    };
+    const auto nabla_adjoint = [&] {
+        nabla::apply_vjp_into(step, std::tie(abar),
+                              nabla::matrix_ref(a.data() + n + 1, n - 2, n - 2, n), u);
+        // The boundary passes its adjoint through unchanged.
+        double* g = abar.data();
+        const double* w = a.data();
+        for (std::size_t j = 0; j < n; ++j) {
+            g[j] += w[j];
+            g[(n - 1) * n + j] += w[(n - 1) * n + j];
+        }
+        for (std::size_t i = 1; i + 1 < n; ++i) {
+            g[i * n] += w[i * n];
+            g[i * n + n - 1] += w[i * n + n - 1];
+        }
+    };
+    // Both agree with the hand-written code before they are timed.
+    nabla_step();
+    nabla_bench::hand::heat_step(u.data(), n, r, hand_next.data());
+    nabla_adjoint();
+    nabla_bench::hand::heat_adjoint(a.data(), n, r, hand_abar.data());
+    double step_error = 0.0, adjoint_error = 0.0;
+    for (std::size_t k = 0; k < n * n; ++k) {
+        step_error = std::max(step_error, std::abs(next.data()[k] - hand_next.data()[k]));
+        adjoint_error = std::max(adjoint_error, std::abs(abar.data()[k] - hand_abar.data()[k]));
+    }
+    if (step_error > 1e-12 || adjoint_error > 1e-12)
+        std::printf("  MISMATCH: step %.3g, adjoint %.3g\n", step_error, adjoint_error);
+
+    const long calls = std::max(1L, static_cast<long>(20'000'000 / (n * n)));
+    std::vector<contender> steps{{"hand-written xsimd"}, {"nabla"}, {"xtensor"}};
+    xt::xtensor<double, 2> xt_next = u;
+    race(
+        steps, calls, rounds,
+        [&](long) {
+            nabla_bench::hand::heat_step(u.data(), n, r, hand_next.data());
+            keep(hand_next(n / 2, n / 2));
+        },
+        [&](long) {
+            nabla_step();
+            keep(next(n / 2, n / 2));
+        },
+        [&](long) {
+            using xt::range;
+            const long m = static_cast<long>(n);
+            const auto c = [m] { return range(1L, m - 1); };
+            xt::view(xt_next, c(), c()) =
+                (1.0 - 4.0 * r) * xt::view(u, c(), c()) +
+                r * ((xt::view(u, range(0L, m - 2), c()) + xt::view(u, range(2L, m), c())) +
+                     (xt::view(u, c(), range(0L, m - 2)) + xt::view(u, c(), range(2L, m))));
+            keep(xt_next(n / 2, n / 2));
+        });
+    report(square_title("heat step", n).c_str(), steps);
+
+    std::vector<contender> adjoints{{"hand-written xsimd"}, {"nabla"}};
+    race(
+        adjoints, calls, rounds,
+        [&](long) {
+            nabla_bench::hand::heat_adjoint(a.data(), n, r, hand_abar.data());
+            keep(hand_abar(n / 2, n / 2));
+        },
+        [&](long) {
+            nabla_adjoint();
+            keep(abar(n / 2, n / 2));
+        });
+    report(square_title("heat step, adjoint", n).c_str(), adjoints);
+    std::printf(
+        "  adjoint / step: hand-written %.2f, nabla %.2f (nabla adjoint / hand step %.2f)\n",
+        adjoints[0].best_ns / steps[0].best_ns, adjoints[1].best_ns / steps[1].best_ns,
+        adjoints[1].best_ns / steps[0].best_ns);
+    nabla_bench::record(square_title("heat step", n).c_str(), "nabla", "adjoint / step",
+                        adjoints[1].best_ns / steps[1].best_ns);
+}
+
 }  // namespace
 
-int main() {
+// With an argument, only the workloads whose name it is (sum, chain, rosenbrock, logsumexp,
+// dense, heat).
+int main(int argc, char** argv) {
+    const std::string only = argc > 1 ? argv[1] : "";
+    const auto want = [&](const char* workload) { return only.empty() || only == workload; };
+    if (want("heat"))
+        for (const std::size_t n : {256UL, 1024UL, 4096UL})
+            bench_heat(n);
+    if (!only.empty() && only != "sum" && only != "chain" && only != "rosenbrock" &&
+        only != "logsumexp" && only != "dense")
+        return 0;
     const double triad = triad_bandwidth(10'000'000);
     std::printf("STREAM triad, n = 1e7: %.2f GB/s\n\n", triad * 1e-9);
     nabla_bench::record("triad, n = 1e7", "hand-written xsimd", "GB/s", triad * 1e-9);
     for (const std::size_t n : {1'000UL, 100'000UL, 10'000'000UL})
-        bench_sum(n, triad);
+        if (want("sum"))
+            bench_sum(n, triad);
     for (const std::size_t n : {1'000UL, 100'000UL, 10'000'000UL})
-        bench_chain(n, triad);
+        if (want("chain"))
+            bench_chain(n, triad);
     for (const std::size_t n : {1'000UL, 100'000UL, 10'000'000UL})
-        bench_rosenbrock(n, n <= 100'000, triad);
+        if (want("rosenbrock"))
+            bench_rosenbrock(n, n <= 100'000, triad);
     for (const std::size_t n : {100'000UL, 10'000'000UL})
-        bench_logsumexp(n);
+        if (want("logsumexp"))
+            bench_logsumexp(n);
     for (const std::size_t n : {256UL, 1024UL, 2048UL})
-        bench_dense(n);
+        if (want("dense"))
+            bench_dense(n);
 }

@@ -337,36 +337,73 @@ struct array_run {
     }
 };
 
-template <class L, std::size_t Code, class Run, std::size_t Count>
-NABLA_ALWAYS_INLINE L leaf_value(const Run& run,
+// Where each array leaf of E reads in the loop's current row, and where its adjoint goes (with
+// Gradients): taken out of the run once per row, so that the inner loop keeps them in
+// registers. A SIMD store may alias any memory, and would otherwise make the compiler reload
+// them for every batch.
+template <class E>
+struct row_pointers {
+    std::array<const double*, E::leaf_count> value{};
+    std::array<double*, E::leaf_count> gradient{};
+
+    template <bool Gradients, class Run>
+    NABLA_ALWAYS_INLINE static row_pointers of(const Run& run) {
+        using P = typename Run::plan;
+        row_pointers r;
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+            (
+                [&] {
+                    if constexpr (is_array_leaf_code(E::codes[K])) {
+                        r.value[K] = run.template value_at<E::codes[K]>(0);
+                        if constexpr (Gradients && !P::constant(decode_leaf(E::codes[K]).argument))
+                            r.gradient[K] = run.template gradient_at<E::codes[K]>(0);
+                    }
+                }(),
+                ...);
+        }
+        (std::make_index_sequence<E::leaf_count>{});
+        return r;
+    }
+};
+
+template <class L, class E, std::size_t K, std::size_t Count>
+NABLA_ALWAYS_INLINE L leaf_value(const row_pointers<E>& at,
                                  const std::array<L, Count>& results,
                                  std::size_t i) {
-    if constexpr (is_array_leaf_code(Code)) {
-        return load<L>(run.template value_at<Code>(i));
+    constexpr std::size_t code = E::codes[K];
+    if constexpr (is_array_leaf_code(code)) {
+        return load<L>(at.value[K] + i);
     } else {
-        return results[Code & ~scalar_leaf_flag];
+        return results[code & ~scalar_leaf_flag];
     }
 }
 
+template <class L, class E, std::size_t Count>
+NABLA_ALWAYS_INLINE std::array<L, E::leaf_count>
+load_leaves(const row_pointers<E>& at, const std::array<L, Count>& results, std::size_t i) {
+    return [&]<std::size_t... K>(std::index_sequence<K...>) {
+        return std::array<L, E::leaf_count>{leaf_value<L, E, K>(at, results, i)...};
+    }
+    (std::make_index_sequence<E::leaf_count>{});
+}
+
+// The same read from the run, for one element outside a loop.
 template <class L, class E, class Run, std::size_t Count>
 NABLA_ALWAYS_INLINE std::array<L, E::leaf_count>
 load_leaves(const Run& run, const std::array<L, Count>& results, std::size_t i) {
-    return [&]<std::size_t... K>(std::index_sequence<K...>) {
-        return std::array<L, E::leaf_count>{leaf_value<L, E::codes[K]>(run, results, i)...};
-    }
-    (std::make_index_sequence<E::leaf_count>{});
+    return load_leaves<L, E>(row_pointers<E>::template of<false>(run), results, i);
 }
 
 template <class L, class E, std::size_t PoolSize>
 using element_values =
     forward_values<schedule<typename E::dense>, L, PoolSize, std::array<L, E::leaf_count>>;
 
-template <class L, class E, std::size_t PoolSize, class Run, std::size_t Count>
-NABLA_ALWAYS_INLINE L element_value(const Run& run,
+template <class L, class E, std::size_t PoolSize, class Source, std::size_t Count>
+NABLA_ALWAYS_INLINE L element_value(const Source& at,
                                     const std::array<L, PoolSize>& pool,
                                     const std::array<L, Count>& results,
                                     std::size_t i) {
-    const auto leaves = load_leaves<L, E>(run, results, i);
+    const auto leaves = load_leaves<L, E>(at, results, i);
     element_values<L, E, PoolSize> values{{}, pool, leaves};
     values.forward();
     return values.value[schedule<typename E::dense>::size - 1];
@@ -376,6 +413,7 @@ NABLA_ALWAYS_INLINE L element_value(const Run& run,
 // adjoints: into the gradient arrays, or into the accumulators of the scalar leaves.
 template <class P, std::size_t J, class L, class Run, std::size_t PoolSize, std::size_t Count>
 NABLA_ALWAYS_INLINE void element_reverse(Run& run,
+                                         const row_pointers<typename P::template body<J>>& at,
                                          const std::array<L, PoolSize>& pool,
                                          const std::array<L, Count>& results,
                                          std::array<L, Count>& scalar_adjoints,
@@ -384,7 +422,7 @@ NABLA_ALWAYS_INLINE void element_reverse(Run& run,
     using E = typename P::template body<J>;
     using S = schedule<typename E::dense>;
     using kind = typename P::template kind<J>;
-    const auto leaves = load_leaves<L, E>(run, results, i);
+    const auto leaves = load_leaves<L, E>(at, results, i);
     element_values<L, E, PoolSize> values{{}, pool, leaves};
     values.forward();
     adjoint_sweep<S, L, PoolSize, std::array<L, E::leaf_count>> sweep{values, {}};
@@ -397,7 +435,7 @@ NABLA_ALWAYS_INLINE void element_reverse(Run& run,
                 const L& adjoint = sweep.adjoint[index_of<S, placeholder<K>>];
                 if constexpr (is_array_leaf_code(code)) {
                     if constexpr (!P::constant(decode_leaf(code).argument))
-                        add_to(run.template gradient_at<code>(i), adjoint);
+                        add_to(at.gradient[K] + i, adjoint);
                 } else {
                     scalar_adjoints[code & ~scalar_leaf_flag] += adjoint;
                 }
@@ -495,6 +533,20 @@ struct fusion {
         return b;
     }
 
+    // The smallest column begin of argument a's views from row `row_begin` in body j.
+    static constexpr std::size_t
+    row_first_column(std::size_t j, std::size_t argument, std::size_t row_begin) {
+        const auto& [codes, sizes] = P::leaf_codes;
+        std::size_t b = offset_limit;
+        for (std::size_t k = 0; k < sizes[j]; ++k)
+            if (is_array_leaf_code(codes[j][k])) {
+                const leaf_view v = decode_leaf(codes[j][k]);
+                if (v.argument == argument && v.begin == row_begin && v.begin1 < b)
+                    b = v.begin1;
+            }
+        return b;
+    }
+
     // fused[g]: the member of group g that runs fused, or P::count for none.
     static constexpr auto fused = [] {
         std::array<std::size_t, P::group_count + 1> member{};
@@ -508,18 +560,25 @@ struct fusion {
                     only = j;
                     ++members;
                 }
-            // Two-dimensional loops take their gradient in a reverse loop.
-            if (W == 1 || members != 1 || !factored[only] || read_by_body[only] ||
-                P::two_d_mask != 0)
+            if (W == 1 || members != 1 || !factored[only] || read_by_body[only])
                 continue;
             bool ok = true;
             for (std::size_t k = 0; k < sizes[only]; ++k) {
                 if (!is_array_leaf_code(codes[only][k]))
                     continue;
                 const leaf_view v = decode_leaf(codes[only][k]);
-                if ((written[v.argument] && !P::constant(v.argument)) ||
-                    v.begin - first_begin(only, v.argument) >= W)
+                if (written[v.argument] && !P::constant(v.argument))
                     ok = false;
+                if (P::two_d_mask == 0) {
+                    if (v.begin - first_begin(only, v.argument) >= W)
+                        ok = false;
+                } else if (!P::constant(v.argument)) {
+                    // A grid's views of one row meet in registers; a one-dimensional array
+                    // broadcast along the rows is accumulated in a reverse loop.
+                    if (!P::two_d(v.argument) ||
+                        v.begin1 - row_first_column(only, v.argument, v.begin) >= W)
+                        ok = false;
+                }
             }
             if (!ok)
                 continue;
@@ -569,20 +628,26 @@ double prepass(Run& run, std::size_t n) {
     std::array<typename Kind::template state<L>, unroll> states{};
     typename Kind::template state<double> tail{};
     for (run.row = 0; run.row < run.shape[J].rows; ++run.row) {
+        const auto at = row_pointers<E>::template of<false>(run);
         std::size_t i = 0;
         for (; i + unroll * W <= n; i += unroll * W)
             for (std::size_t u = 0; u < unroll; ++u)
-                states[u].add(element_value<L, E>(run, pool, results, i + u * W));
+                states[u].add(element_value<L, E>(at, pool, results, i + u * W));
         for (; i + W <= n; i += W)
-            states[0].add(element_value<L, E>(run, pool, results, i));
+            states[0].add(element_value<L, E>(at, pool, results, i));
         for (; i < n; ++i)
-            tail.add(element_value<double, E>(run, scalar_pool, scalar_results, i));
+            tail.add(element_value<double, E>(at, scalar_pool, scalar_results, i));
     }
     run.row = 0;
     auto scalar = fold_states<W>(states);
     scalar.merge(tail);
     return Kind::result(scalar, run.shape[J].size());
 }
+
+// Whether a fused loop accumulates its reduction: always, except a sum whose value nobody reads
+// (a pullback's), so that what only the value needs is not computed.
+template <class P, class Kind>
+inline constexpr bool accumulates = P::value_wanted || !std::is_same_v<Kind, reduction::sum_kind>;
 
 // The forward loop of a fused group: the reduction's value, and each element's adjoints with the
 // seed's shape, stored into the gradient arrays (the views of one array summed in registers);
@@ -646,39 +711,54 @@ void fused_group(Run& run, std::size_t n) {
         states.fill(fused_initial<kind, L>(pre));
         std::array<L, leaf_count> previous{};
         std::array<L, leaf_count> scalar_adjoint{};
+        const auto at = row_pointers<E>::template of<true>(run);
+        // Where each argument's block goes: its leader's gradient from its first view.
+        std::array<double*, leaf_count> block_at{};
+        (
+            [&] {
+                if constexpr (takes_gradient<P>(E::codes[K]) && leader[K] == K) {
+                    constexpr leaf_view v = decode_leaf(E::codes[K]);
+                    block_at[K] = run.gradient[v.argument] + F::first_begin(J, v.argument);
+                }
+            }(),
+            ...);
         const std::size_t blocks_end = n - n % (unroll * W);
         std::size_t i = 0;
         for (; i + W <= n; i += W) {
-            const auto leaves = load_leaves<L, E>(run, results, i);
+            const auto leaves = load_leaves<L, E>(at, results, i);
             element_values<L, E, Run::pool_size> values{{}, pool, leaves};
             values.forward();
             const L v = values.value[S::size - 1];
             const L shape = kind::shape(v, pre);
-            fused_add<kind>(states[i < blocks_end ? (i / W) % unroll : 0], v, shape);
+            if constexpr (accumulates<P, kind>)
+                fused_add<kind>(states[i < blocks_end ? (i / W) % unroll : 0], v, shape);
             adjoint_sweep<S, L, Run::pool_size, std::array<L, leaf_count>> sweep{values, {}};
             sweep.run(shape);
-            std::array<L, leaf_count> adjoint{sweep.adjoint[index_of<S, placeholder<K>>]...};
+            // Read from the sweep where used: a copy into an array of its own is kept in memory
+            // by GCC, a store of 64 bytes per leaf and batch.
+            const auto adjoint = [&]<std::size_t k>(std::integral_constant<std::size_t, k>) {
+                return sweep.adjoint[index_of<S, placeholder<k>>];
+            };
             std::array<L, leaf_count> moved{};
             (
                 [&] {
+                    const L a = adjoint(std::integral_constant<std::size_t, K>{});
                     if constexpr (is_array_leaf_code(E::codes[K])) {
-                        if constexpr (shift[K] == 0)
-                            moved[K] = adjoint[K];
-                        else
-                            moved[K] = shift_in<shift[K]>(previous[K], adjoint[K]);
-                        previous[K] = adjoint[K];
+                        if constexpr (shift[K] == 0) {
+                            moved[K] = a;
+                        } else {
+                            moved[K] = shift_in<shift[K]>(previous[K], a);
+                            previous[K] = a;
+                        }
                     } else {
-                        scalar_adjoint[K] += adjoint[K];
+                        scalar_adjoint[K] += a;
                     }
                 }(),
                 ...);
             (
                 [&] {
-                    if constexpr (takes_gradient<P>(E::codes[K]) && leader[K] == K) {
-                        constexpr leaf_view v = decode_leaf(E::codes[K]);
-                        store_lanes(run.gradient[v.argument] + i + F::first_begin(J, v.argument),
-                                    led_block<leader, K>(moved));
-                    }
+                    if constexpr (takes_gradient<P>(E::codes[K]) && leader[K] == K)
+                        store_lanes(block_at[K] + i, led_block<leader, K>(moved));
                 }(),
                 ...);
         }
@@ -713,12 +793,13 @@ void fused_group(Run& run, std::size_t n) {
         const auto scalar_results = run.template result_lanes<double>();
         std::array<double, leaf_count> tail_adjoint{};
         for (; i < n; ++i) {
-            const auto leaves = load_leaves<double, E>(run, scalar_results, i);
+            const auto leaves = load_leaves<double, E>(at, scalar_results, i);
             element_values<double, E, Run::pool_size> values{{}, scalar_pool, leaves};
             values.forward();
             const double v = values.value[S::size - 1];
             const double shape = kind::shape(v, pre);
-            fused_add<kind>(tail, v, shape);
+            if constexpr (accumulates<P, kind>)
+                fused_add<kind>(tail, v, shape);
             adjoint_sweep<S, double, Run::pool_size, std::array<double, leaf_count>> sweep{values,
                                                                                            {}};
             sweep.run(shape);
@@ -745,6 +826,237 @@ void fused_group(Run& run, std::size_t n) {
         scalar.merge(tail);
         std::get<J>(run.state) = scalar;
         run.result[J] = kind::result(scalar, n);
+    }
+    (std::make_index_sequence<leaf_count>{});
+}
+
+// How fused_grid_group writes each leaf's adjoints: the views of one argument from one row form
+// a class, led by its first leaf.
+template <class P, class E>
+struct grid_plan {
+    struct leaf_plan {
+        std::size_t leader = 0;        // the first leaf of its class
+        std::size_t shift = 0;         // its column begin less its class's first
+        std::size_t first_column = 0;  // its class's first column begin
+        bool stores = false;           // a leader whose class reads the lowest rows
+        std::size_t last_row = 0;      // its argument's largest row begin
+    };
+    static constexpr auto plan = [] {
+        std::array<leaf_plan, E::leaf_count> out{};
+        for (std::size_t k = 0; k < E::leaf_count; ++k) {
+            out[k].leader = k;
+            if (!takes_gradient<P>(E::codes[k]))
+                continue;
+            const leaf_view v = decode_leaf(E::codes[k]);
+            out[k].first_column = offset_limit;
+            bool led = false;
+            for (std::size_t m = 0; m < E::leaf_count; ++m) {
+                if (!takes_gradient<P>(E::codes[m]))
+                    continue;
+                const leaf_view o = decode_leaf(E::codes[m]);
+                if (o.argument != v.argument)
+                    continue;
+                out[k].last_row = o.begin > out[k].last_row ? o.begin : out[k].last_row;
+                if (o.begin != v.begin)
+                    continue;
+                if (!led && m < k) {
+                    out[k].leader = m;
+                    led = true;
+                }
+                out[k].first_column =
+                    o.begin1 < out[k].first_column ? o.begin1 : out[k].first_column;
+            }
+            out[k].shift = v.begin1 - out[k].first_column;
+            out[k].stores = out[k].leader == k && v.begin == out[k].last_row;
+        }
+        return out;
+    }();
+    static constexpr auto leader = [] {
+        std::array<std::size_t, E::leaf_count> l{};
+        for (std::size_t k = 0; k < E::leaf_count; ++k)
+            l[k] = plan[k].leader;
+        return l;
+    }();
+};
+
+// The fused loop of a two-dimensional group, row by row. The views of one argument from one row
+// (a class) meet in registers as in fused_group and are written as one block into the gradient
+// row they read; the class reading the lowest row stores its block (it is the first to reach
+// each gradient row), the others add to rows it has stored. What no class writes is zeroed.
+template <class P, std::size_t J, class Run>
+void fused_grid_group(Run& run, extent e) {
+    using E = typename P::template body<J>;
+    using S = schedule<typename E::dense>;
+    using kind = typename P::template kind<J>;
+    using L = lanes;
+    constexpr std::size_t W = width<L>;
+    constexpr std::size_t leaf_count = E::leaf_count;
+    const std::size_t n = e.cols;
+    constexpr auto plan = grid_plan<P, E>::plan;
+    constexpr auto leader = grid_plan<P, E>::leader;
+
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+        // The gradient row leaf K's class writes in the loop's current row.
+        const auto gradient_row = [&]<std::size_t k>(std::integral_constant<std::size_t, k>) {
+            constexpr leaf_view v = decode_leaf(E::codes[k]);
+            return run.gradient[v.argument] + (run.row + v.begin) * run.cols[v.argument];
+        };
+        // Rows no class stores: above the storing class's first and below its last.
+        (
+            [&] {
+                if constexpr (takes_gradient<P>(E::codes[K]) && plan[K].stores) {
+                    constexpr leaf_view v = decode_leaf(E::codes[K]);
+                    double* g = run.gradient[v.argument];
+                    const std::size_t c = run.cols[v.argument];
+                    std::fill(g, g + plan[K].last_row * c, 0.0);
+                    std::fill(g + (plan[K].last_row + e.rows) * c, g + run.rows[v.argument] * c,
+                              0.0);
+                }
+            }(),
+            ...);
+
+        const auto pool = run.template pool_lanes<L>();
+        const auto results = run.template result_lanes<L>();
+        const auto scalar_pool = run.template pool_lanes<double>();
+        const auto scalar_results = run.template result_lanes<double>();
+        double pre = 0.0;
+        if constexpr (requires { typename kind::prepass; })
+            pre = prepass<P, J, typename kind::prepass>(run, n);
+        constexpr std::size_t unroll = 4;
+        std::array<typename kind::template state<L>, unroll> states{};
+        states.fill(fused_initial<kind, L>(pre));
+        auto tail = fused_initial<kind, double>(pre);
+        std::array<L, leaf_count> scalar_adjoint{};
+        std::array<double, leaf_count> tail_adjoint{};
+        const std::size_t blocks_end = n - n % (unroll * W);
+        for (run.row = 0; run.row < e.rows; ++run.row) {
+            (
+                [&] {
+                    if constexpr (takes_gradient<P>(E::codes[K]) && plan[K].stores) {
+                        double* g = gradient_row(std::integral_constant<std::size_t, K>{});
+                        std::fill(g, g + plan[K].first_column, 0.0);
+                    }
+                }(),
+                ...);
+            std::array<L, leaf_count> previous{};
+            const auto at = row_pointers<E>::template of<true>(run);
+            std::array<double*, leaf_count> block_at{};
+            (
+                [&] {
+                    if constexpr (takes_gradient<P>(E::codes[K]) && leader[K] == K)
+                        block_at[K] = gradient_row(std::integral_constant<std::size_t, K>{}) +
+                                      plan[K].first_column;
+                }(),
+                ...);
+            std::size_t i = 0;
+            for (; i + W <= n; i += W) {
+                // What the classes that add find in their rows, read first: a SIMD load may
+                // read any memory, and after the sweep it would keep the sweep's stores alive.
+                std::array<L, leaf_count> found{};
+                (
+                    [&] {
+                        if constexpr (takes_gradient<P>(E::codes[K]) && leader[K] == K &&
+                                      !plan[K].stores)
+                            found[K] = load<L>(block_at[K] + i);
+                    }(),
+                    ...);
+                const auto leaves = load_leaves<L, E>(at, results, i);
+                element_values<L, E, Run::pool_size> values{{}, pool, leaves};
+                values.forward();
+                const L v = values.value[S::size - 1];
+                const L shape = kind::shape(v, pre);
+                if constexpr (accumulates<P, kind>)
+                    fused_add<kind>(states[i < blocks_end ? (i / W) % unroll : 0], v, shape);
+                adjoint_sweep<S, L, Run::pool_size, std::array<L, leaf_count>> sweep{values, {}};
+                sweep.run(shape);
+                const auto adjoint = [&]<std::size_t k>(std::integral_constant<std::size_t, k>) {
+                    return sweep.adjoint[index_of<S, placeholder<k>>];
+                };
+                std::array<L, leaf_count> moved{};
+                (
+                    [&] {
+                        if constexpr (takes_gradient<P>(E::codes[K])) {
+                            const L a = adjoint(std::integral_constant<std::size_t, K>{});
+                            if constexpr (plan[K].shift == 0) {
+                                moved[K] = a;
+                            } else {
+                                moved[K] = shift_in<plan[K].shift>(previous[K], a);
+                                previous[K] = a;
+                            }
+                        } else if constexpr (!is_array_leaf_code(E::codes[K])) {
+                            scalar_adjoint[K] += adjoint(std::integral_constant<std::size_t, K>{});
+                        }
+                    }(),
+                    ...);
+                (
+                    [&] {
+                        if constexpr (takes_gradient<P>(E::codes[K]) && leader[K] == K) {
+                            double* g = block_at[K] + i;
+                            if constexpr (plan[K].stores)
+                                store_lanes(g, led_block<leader, K>(moved));
+                            else
+                                store_lanes(g, found[K] + led_block<leader, K>(moved));
+                        }
+                    }(),
+                    ...);
+            }
+            // The rest of a stored row is accumulated into: zero it, add the lanes still
+            // carried, then run the remaining elements on doubles.
+            (
+                [&] {
+                    if constexpr (takes_gradient<P>(E::codes[K]) && plan[K].stores) {
+                        constexpr leaf_view v = decode_leaf(E::codes[K]);
+                        double* g = gradient_row(std::integral_constant<std::size_t, K>{});
+                        std::fill(g + plan[K].first_column + i, g + run.cols[v.argument], 0.0);
+                    }
+                }(),
+                ...);
+            if (i > 0) {
+                (
+                    [&] {
+                        if constexpr (takes_gradient<P>(E::codes[K]) && plan[K].shift > 0) {
+                            double* g = gradient_row(std::integral_constant<std::size_t, K>{}) +
+                                        plan[K].first_column + i;
+                            for (std::size_t t = 0; t < plan[K].shift; ++t)
+                                g[t] += lane_of(previous[K], W - plan[K].shift + t);
+                        }
+                    }(),
+                    ...);
+            }
+            for (; i < n; ++i) {
+                const auto leaves = load_leaves<double, E>(at, scalar_results, i);
+                element_values<double, E, Run::pool_size> values{{}, scalar_pool, leaves};
+                values.forward();
+                const double v = values.value[S::size - 1];
+                const double shape = kind::shape(v, pre);
+                if constexpr (accumulates<P, kind>)
+                    fused_add<kind>(tail, v, shape);
+                adjoint_sweep<S, double, Run::pool_size, std::array<double, leaf_count>> sweep{
+                    values, {}};
+                sweep.run(shape);
+                (
+                    [&] {
+                        const double a = sweep.adjoint[index_of<S, placeholder<K>>];
+                        if constexpr (takes_gradient<P>(E::codes[K]))
+                            at.gradient[K][i] += a;
+                        else if constexpr (!is_array_leaf_code(E::codes[K]))
+                            tail_adjoint[K] += a;
+                    }(),
+                    ...);
+            }
+        }
+        run.row = 0;
+        (
+            [&] {
+                if constexpr (!is_array_leaf_code(E::codes[K]))
+                    run.unit_adjoint[J][E::codes[K] & ~scalar_leaf_flag] +=
+                        add_lanes(scalar_adjoint[K]) + tail_adjoint[K];
+            }(),
+            ...);
+        auto scalar = fold_states<W>(states);
+        scalar.merge(tail);
+        std::get<J>(run.state) = scalar;
+        run.result[J] = kind::result(scalar, e.size());
     }
     (std::make_index_sequence<leaf_count>{});
 }
@@ -778,6 +1090,26 @@ void scale_fused(Run& run) {
                                 continue;
                             const std::size_t a = decode_leaf(code).argument;
                             done[a] = true;
+                            if constexpr (P::two_d_mask != 0) {
+                                // The rows and columns the loop's views of the grid cover.
+                                std::size_t top = offset_limit, bottom = 0, left = offset_limit,
+                                            right = 0;
+                                for (const std::size_t other : E::codes) {
+                                    if (!is_array_leaf_code(other) ||
+                                        decode_leaf(other).argument != a)
+                                        continue;
+                                    const leaf_view v = decode_leaf(other);
+                                    top = v.begin < top ? v.begin : top;
+                                    bottom = v.begin > bottom ? v.begin : bottom;
+                                    left = v.begin1 < left ? v.begin1 : left;
+                                    right = v.begin1 > right ? v.begin1 : right;
+                                }
+                                const extent e = run.shape[j];
+                                for (std::size_t r = top; r < bottom + e.rows; ++r)
+                                    for (std::size_t t = left; t < right + e.cols; ++t)
+                                        run.gradient[a][r * run.cols[a] + t] *= c;
+                                continue;
+                            }
                             std::size_t last = 0;
                             for (const std::size_t other : E::codes)
                                 if (is_array_leaf_code(other) && decode_leaf(other).argument == a &&
@@ -834,7 +1166,10 @@ void forward_group(Run& run) {
     const extent e = group_extent<P, Group>(run);
     const std::size_t n = e.cols;
     if constexpr (Gradient && fusion<P>::fused[Group] != P::count) {
-        fused_group<P, fusion<P>::fused[Group]>(run, n);
+        if constexpr (P::two_d_mask != 0)
+            fused_grid_group<P, fusion<P>::fused[Group]>(run, e);
+        else
+            fused_group<P, fusion<P>::fused[Group]>(run, n);
         return;
     }
 
@@ -853,25 +1188,28 @@ void forward_group(Run& run) {
         std::tuple<typename P::template kind<members.first[M]>::template state<double>...>
             tail_states{};
         for (run.row = 0; run.row < e.rows; ++run.row) {
+            const std::tuple at{
+                row_pointers<typename P::template body<members.first[M]>>::template of<false>(
+                    run)...};
             std::size_t i = 0;
             if constexpr (W > 1) {
                 for (; i + unroll * W <= n; i += unroll * W) {
                     for (std::size_t u = 0; u < unroll; ++u)
                         (std::get<M>(lanes_states)[u].add(
                              element_value<L, typename P::template body<members.first[M]>>(
-                                 run, pool, results, i + u * W)),
+                                 std::get<M>(at), pool, results, i + u * W)),
                          ...);
                 }
                 for (; i + W <= n; i += W)
                     (std::get<M>(lanes_states)[0].add(
-                         element_value<L, typename P::template body<members.first[M]>>(run, pool,
-                                                                                       results, i)),
+                         element_value<L, typename P::template body<members.first[M]>>(
+                             std::get<M>(at), pool, results, i)),
                      ...);
             }
             for (; i < n; ++i)
                 (std::get<M>(tail_states)
                      .add(element_value<double, typename P::template body<members.first[M]>>(
-                         run, scalar_pool, scalar_results, i)),
+                         std::get<M>(at), scalar_pool, scalar_results, i)),
                  ...);
         }
         run.row = 0;
@@ -904,16 +1242,19 @@ void reverse_group(Run& run) {
     std::array<double, P::count + 1> tail_adjoints{};
     [&]<std::size_t... M>(std::index_sequence<M...>) {
         for (run.row = 0; run.row < e.rows; ++run.row) {
+            const std::tuple at{
+                row_pointers<typename P::template body<members.first[M]>>::template of<true>(
+                    run)...};
             std::size_t i = 0;
             if constexpr (W > 1) {
                 for (; i + W <= n; i += W)
-                    (element_reverse<P, members.first[M]>(run, pool, results, scalar_adjoints,
-                                                          count, i),
+                    (element_reverse<P, members.first[M]>(run, std::get<M>(at), pool, results,
+                                                          scalar_adjoints, count, i),
                      ...);
             }
             for (; i < n; ++i)
-                (element_reverse<P, members.first[M]>(run, scalar_pool, scalar_results,
-                                                      tail_adjoints, count, i),
+                (element_reverse<P, members.first[M]>(run, std::get<M>(at), scalar_pool,
+                                                      scalar_results, tail_adjoints, count, i),
                  ...);
         }
         run.row = 0;
@@ -1060,13 +1401,14 @@ void write_elements(Run& run, extent e, double* out, std::size_t out_stride) {
     const auto lanes_results = run.template result_lanes<L>();
     for (run.row = 0; run.row < e.rows; ++run.row) {
         double* row = out + run.row * out_stride;
+        const auto at = row_pointers<T>::template of<false>(run);
         std::size_t i = 0;
         if constexpr (W > 1) {
             for (; i + W <= e.cols; i += W)
-                store_lanes(row + i, element_value<L, T>(run, lanes_pool, lanes_results, i));
+                store_lanes(row + i, element_value<L, T>(at, lanes_pool, lanes_results, i));
         }
         for (; i < e.cols; ++i)
-            row[i] = element_value<double, T>(run, pool, results, i);
+            row[i] = element_value<double, T>(at, pool, results, i);
     }
     run.row = 0;
 }
@@ -1302,8 +1644,8 @@ void apply_vjp(const array_expression<Body>& f,
                           "array).");
             const auto seeded = sum(f * array_expression<placeholder<array_leaf_code(N, 0, 0)>>{});
             using Seeded = typename std::remove_cvref_t<decltype(seeded)>::body_type;
-            using P =
-                program<graph_t<Seeded>, two_d_mask<Args..., Cotangent>(), std::uint64_t{1} << N>;
+            using P = program<graph_t<Seeded>, two_d_mask<Args..., Cotangent>(),
+                              std::uint64_t{1} << N, false>;
             std::array<double*, N + 1> all{};
             for (std::size_t k = 0; k < N; ++k)
                 all[k] = gradients[k];
