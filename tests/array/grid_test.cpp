@@ -298,3 +298,67 @@ TEST_CASE("NaN and infinity in a grid reach the value and the gradient they feed
     g(1, 2) = std::numeric_limits<double>::infinity();
     CHECK(nabla::value_and_grad(f, g).value == std::numeric_limits<double>::infinity());
 }
+
+TEST_CASE("a stencil's gradient is taken in its forward loop, scaled when its reduction is a mean",
+          "[grid]") {
+    const auto [u, c] = nabla::array_variables<2>();
+    const auto inner = range<1, -1>;
+    // A reduction whose views of the grid come from three rows: fused, the lowest row's class
+    // storing, the others adding; a mean scales the stored gradient afterwards.
+    const auto f = mean(u(inner, inner) * exp(c(inner, inner)) * u(upto<-2>, inner) -
+                        sin(u(from<2>, inner)) * u(inner, upto<-2>) * u(inner, from<2>));
+    using P = nabla::detail::program<nabla::detail::graph_t<decltype(f.body)>, 3>;
+    STATIC_REQUIRE(nabla::detail::fusion<P>::fused[0] == 0);
+    for (const auto& [rows, cols] : shapes) {
+        CAPTURE(rows, cols);
+        const auto gu = grid(rows, cols, -1.0, 1.0, 21);
+        const auto gc = grid(rows, cols, -0.5, 0.5, 22);
+        const double count = static_cast<double>((rows - 2) * (cols - 2));
+        double expected = 0.0;
+        xt::xtensor<double, 2> eu = xt::zeros<double>({rows, cols});
+        xt::xtensor<double, 2> ec = xt::zeros<double>({rows, cols});
+        for (std::size_t i = 1; i + 1 < rows; ++i)
+            for (std::size_t j = 1; j + 1 < cols; ++j) {
+                const double ctr = gu(i, j), k = std::exp(gc(i, j)), n = gu(i - 1, j),
+                             s = gu(i + 1, j), w = gu(i, j - 1), e = gu(i, j + 1);
+                expected += ctr * k * n - std::sin(s) * w * e;
+                eu(i, j) += k * n / count;
+                ec(i, j) += ctr * k * n / count;
+                eu(i - 1, j) += ctr * k / count;
+                eu(i + 1, j) -= std::cos(s) * w * e / count;
+                eu(i, j - 1) -= std::sin(s) * e / count;
+                eu(i, j + 1) -= std::sin(s) * w / count;
+            }
+        const auto [value, du, dc] = nabla::value_and_grad(f, gu, gc);
+        // The mean of no elements is NaN; its gradient is zero.
+        if (count > 0)
+            CHECK(value == Approx(expected / count).epsilon(1e-13));
+        else
+            CHECK(std::isnan(value));
+        for (std::size_t k = 0; k < gu.size(); ++k) {
+            CHECK(du.data()[k] == Approx(eu.data()[k]).margin(1e-14));
+            CHECK(dc.data()[k] == Approx(ec.data()[k]).margin(1e-14));
+        }
+        // Into arrays holding other values: every element is overwritten.
+        xt::xtensor<double, 2> iu = xt::ones<double>({rows, cols});
+        xt::xtensor<double, 2> ic = xt::ones<double>({rows, cols});
+        const double into = nabla::value_and_grad_into(f, std::tie(iu, ic), gu, gc);
+        CHECK((into == value || (std::isnan(into) && std::isnan(value))));
+        for (std::size_t k = 0; k < gu.size(); ++k) {
+            CHECK(iu.data()[k] == du.data()[k]);
+            CHECK(ic.data()[k] == dc.data()[k]);
+        }
+    }
+}
+
+TEST_CASE("a pullback's plan runs one fused loop that does not accumulate its sum", "[grid]") {
+    // The seeded reduction of a pullback is fused, and with its value unwanted its forward
+    // values are not needed: checked through the plan, since timings are not tested.
+    const auto [u, w] = nabla::array_variables<2>();
+    const auto step = 0.6 * u(range<1, -1>, range<1, -1>) + 0.1 * u(upto<-2>, range<1, -1>);
+    using Seeded = decltype(sum(step * w).body);
+    using P = nabla::detail::program<nabla::detail::graph_t<Seeded>, 3, 2, false>;
+    STATIC_REQUIRE(P::group_count == 1);
+    STATIC_REQUIRE(nabla::detail::fusion<P>::fused[0] == 0);
+    STATIC_REQUIRE(!nabla::detail::accumulates<P, nabla::reduction::sum_kind>);
+}
