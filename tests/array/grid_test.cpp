@@ -362,3 +362,85 @@ TEST_CASE("a pullback's plan runs one fused loop that does not accumulate its su
     STATIC_REQUIRE(nabla::detail::fusion<P>::fused[0] == 0);
     STATIC_REQUIRE(!nabla::detail::accumulates<P, nabla::reduction::sum_kind>);
 }
+
+namespace {
+
+// One explicit step of u_t = k (u_xx + u_yy) on a grid whose boundary is held: the interior by a
+// static expression, and its pullback: apply_vjp on the interior, the boundary passed through.
+struct held_boundary_heat {
+    static auto interior() {
+        const auto [u, k] = nabla::array_variables<2>();
+        const auto in = range<1, -1>;
+        return u(in, in) + k(in, in) * ((u(upto<-2>, in) + u(from<2>, in)) +
+                                        (u(in, upto<-2>) + u(in, from<2>)) - 4.0 * u(in, in));
+    }
+
+    static nabla::matrix_ref<double> inside(xt::xtensor<double, 2>& g) {
+        const std::size_t rows = g.shape()[0], cols = g.shape()[1];
+        return {g.data() + cols + 1, rows - 2, cols - 2, cols};
+    }
+    static nabla::matrix_ref<const double> inside(const xt::xtensor<double, 2>& g) {
+        const std::size_t rows = g.shape()[0], cols = g.shape()[1];
+        return {g.data() + cols + 1, rows - 2, cols - 2, cols};
+    }
+
+    xt::xtensor<double, 2> operator()(const xt::xtensor<double, 2>& u,
+                                      const xt::xtensor<double, 2>& k) const {
+        xt::xtensor<double, 2> next = u;
+        nabla::evaluate_into(interior(), inside(next), u, k);
+        return next;
+    }
+
+    static std::pair<xt::xtensor<double, 2>, xt::xtensor<double, 2>> pullback(
+        const xt::xtensor<double, 2>& u,
+        const xt::xtensor<double, 2>& k,
+        const xt::xtensor<double, 2>& w) {
+        auto [du, dk] = nabla::apply_vjp(interior(), inside(w), u, k);
+        // The boundary of the next state is the boundary of u.
+        const std::size_t rows = u.shape()[0], cols = u.shape()[1];
+        for (std::size_t i = 0; i < rows; ++i)
+            for (std::size_t j = 0; j < cols; ++j)
+                if (i == 0 || j == 0 || i + 1 == rows || j + 1 == cols)
+                    du(i, j) += w(i, j);
+        return {std::move(du), std::move(dk)};
+    }
+};
+
+}  // namespace
+
+TEST_CASE("steps of a grid with the pullback of a static expression reverse with binomial "
+          "checkpointing as with every state stored",
+          "[grid]") {
+    const held_boundary_heat step;
+    const std::size_t rows = 12, cols = W + 5, steps = 57;
+    const auto u0 = grid(rows, cols, 0.0, 1.0, 31);
+    const auto k = grid(rows, cols, 0.05, 0.2, 32);
+    const auto w = grid(rows, cols, -1.0, 1.0, 33);
+
+    // Every state stored, reversed step by step.
+    std::vector<xt::xtensor<double, 2>> states{u0};
+    for (std::size_t t = 0; t < steps; ++t)
+        states.push_back(step(states.back(), k));
+    xt::xtensor<double, 2> du = w;
+    xt::xtensor<double, 2> dk = xt::zeros<double>({rows, cols});
+    for (std::size_t t = steps; t-- > 0;) {
+        auto [a, b] = held_boundary_heat::pullback(states[t], k, du);
+        du = a;
+        dk += b;
+    }
+
+    for (const std::size_t snapshots : {1UL, 3UL, 0UL}) {
+        CAPTURE(snapshots);
+        auto [uT, pullback] =
+            nabla::checkpointed_vjp(step, &held_boundary_heat::pullback, u0, k, steps, snapshots);
+        CHECK(static_cast<bool>(uT == states.back()));
+        const auto adjoints = pullback(w);
+        for (std::size_t q = 0; q < du.size(); ++q) {
+            CHECK(adjoints.state.data()[q] == Approx(du.data()[q]).margin(1e-13));
+            CHECK(adjoints.parameters.data()[q] == Approx(dk.data()[q]).margin(1e-12));
+        }
+        CHECK(adjoints.statistics.recorded_steps == steps);
+        if (snapshots > 0)
+            CHECK(adjoints.statistics.snapshots <= snapshots + 1);
+    }
+}

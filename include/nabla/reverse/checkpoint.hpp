@@ -16,7 +16,10 @@
 // next state as a container of the same length; it is called with double to advance and with
 // nabla::var to record a step.
 
+#include <algorithm>
+#include <concepts>
 #include <cstddef>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -56,23 +59,18 @@ inline std::size_t repetitions(std::size_t s, std::size_t steps) {
     return r;
 }
 
-template <class Step, class R>
-class checkpointed_reversal {
+// The binomial schedule over any state: advance(x) is one step forward, back(x, w) reverses the
+// step taken from x, turning w, the adjoint of its result, into the adjoint of x.
+template <class State, class Advance, class Back>
+class binomial_reversal {
 public:
-    checkpointed_reversal(const Step& step, std::vector<R> p, std::size_t snapshots)
-        : step_(step),
-          p_(std::move(p)),
-          snapshots_(snapshots) {}
+    binomial_reversal(Advance advance, Back back)
+        : advance_(std::move(advance)),
+          back_(std::move(back)) {}
 
-    std::vector<R> advance(std::vector<R> x, std::size_t count) {
+    State advance(State x, std::size_t count) {
         for (std::size_t i = 0; i < count; ++i) {
-            std::vector<R> next = step_(std::as_const(x), std::as_const(p_));
-            if (next.size() != x.size())
-                throw std::invalid_argument(
-                    "nabla::checkpointed_vjp: step(x, p) returned a state of " +
-                    std::to_string(next.size()) + " numbers for a state of " +
-                    std::to_string(x.size()));
-            x = std::move(next);
+            x = advance_(std::as_const(x));
             ++statistics.forward_steps;
         }
         return x;
@@ -82,18 +80,21 @@ public:
     // w holds the adjoint of the state at `last` on entry and of the state at `first` on exit.
     void reverse(std::size_t first,
                  std::size_t last,
-                 const std::vector<R>& at_first,
+                 const State& at_first,
                  std::size_t free,
-                 std::vector<R>& w) {
+                 State& w) {
         const std::size_t length = last - first;
         if (length == 1) {
-            record_and_sweep(at_first, w);
+            back_(at_first, w);
+            ++statistics.recorded_steps;
             return;
         }
         if (free == 0) {
             // No snapshot left: recompute from `first` for every step, last to first.
-            for (std::size_t i = last; i-- > first;)
-                record_and_sweep(advance(at_first, i - first), w);
+            for (std::size_t i = last; i-- > first;) {
+                back_(advance(at_first, i - first), w);
+                ++statistics.recorded_steps;
+            }
             return;
         }
         // The binomial split: [first, m) keeps `free` snapshots and r - 1 repetitions, [m, last)
@@ -103,7 +104,7 @@ public:
         std::size_t m = length > right ? length - right : 1;
         m = std::min(std::max<std::size_t>(m, 1), length - 1);
         {
-            const std::vector<R> at_m = advance(at_first, m);  // a snapshot, freed below
+            const State at_m = advance(at_first, m);  // a snapshot, freed below
             ++held_;
             statistics.snapshots = std::max(statistics.snapshots, held_ + 1);
             reverse(first + m, last, at_m, free - 1, w);
@@ -113,12 +114,48 @@ public:
     }
 
     checkpoint_statistics statistics;
-    std::vector<R> dp;
 
 private:
+    Advance advance_;
+    Back back_;
+    std::size_t held_ = 0;
+};
+
+template <class State, class Advance, class Back>
+binomial_reversal<State, Advance, Back> make_reversal(Advance advance, Back back) {
+    return {std::move(advance), std::move(back)};
+}
+
+// Snapshots for `steps` steps when none are asked for: ceil(log2(steps)), at least 1.
+inline std::size_t default_snapshots(std::size_t steps) {
+    std::size_t snapshots = 1;
+    while ((std::size_t(1) << snapshots) < steps)
+        ++snapshots;
+    return snapshots;
+}
+
+// One step of a tape-recorded reversal: step(x, p) on plain numbers to advance, recorded on a
+// tape of its own and swept to reverse, the parameters' adjoints summed into dp.
+template <class Step, class R>
+class recorded_steps {
+public:
+    recorded_steps(const Step& step, const std::vector<R>& p, std::vector<R>& dp)
+        : step_(step),
+          p_(p),
+          dp_(dp) {}
+
+    std::vector<R> advance(const std::vector<R>& x) const {
+        std::vector<R> next = step_(x, p_);
+        if (next.size() != x.size())
+            throw std::invalid_argument("nabla::checkpointed_vjp: step(x, p) returned a state of " +
+                                        std::to_string(next.size()) + " numbers for a state of " +
+                                        std::to_string(x.size()));
+        return next;
+    }
+
     // Records step(x, p) and sweeps it with the adjoint w of its result: w becomes the adjoint of
     // x, and p's adjoint is added to dp.
-    void record_and_sweep(const std::vector<R>& x, std::vector<R>& w) {
+    std::size_t back(const std::vector<R>& x, std::vector<R>& w) const {
         lent_tape<R> lent;
         tape<R>& t = lent.get();
         auto recording = t.record();
@@ -137,19 +174,42 @@ private:
         t.sweep();
         for (std::size_t i = 0; i < x.size(); ++i)
             w[i] = t.adjoint(ax[i]);
-        if (dp.size() != p_.size())
-            dp.assign(p_.size(), R(0));
         for (std::size_t i = 0; i < p_.size(); ++i)
-            dp[i] += t.adjoint(ap[i]);
-        ++statistics.recorded_steps;
-        statistics.tape_bytes = std::max(statistics.tape_bytes, t.bytes_used());
+            dp_[i] += t.adjoint(ap[i]);
+        return t.bytes_used();
     }
 
+private:
     const Step& step_;
-    std::vector<R> p_;
-    std::size_t snapshots_;
-    std::size_t held_ = 0;
+    const std::vector<R>& p_;
+    std::vector<R>& dp_;
 };
+
+// total += part, for containers with += (xtensor) and for those without (std::vector).
+template <class T>
+void add_into(T& total, const T& part) {
+    if constexpr (requires { total += part; }) {
+        total += part;
+    } else {
+        if (total.size() != part.size())
+            throw std::invalid_argument(
+                "nabla::checkpointed_vjp: the pullback's parameter adjoint has " +
+                std::to_string(part.size()) + " numbers for " + std::to_string(total.size()) +
+                " parameters");
+        auto p = std::begin(part);
+        for (auto& t : total)
+            t += *p++;
+    }
+}
+
+// A container like p, of zeros.
+template <class T>
+T zeros_like(const T& p) {
+    T z = p;
+    for (auto& v : z)
+        v = 0;
+    return z;
+}
 
 }  // namespace detail
 
@@ -181,14 +241,21 @@ public:
             throw std::invalid_argument("nabla::checkpointed_vjp: w has " +
                                         std::to_string(w.size()) + " entries, the state has " +
                                         std::to_string(x0_.size()));
-        detail::checkpointed_reversal<Step, R> reversal(step_, p_, snapshots_);
+        std::vector<R> dp(p_.size(), R(0));
+        const detail::recorded_steps<Step, R> steps(step_, p_, dp);
+        std::size_t tape_bytes = 0;
+        auto reversal = detail::make_reversal<std::vector<R>>(
+            [&](const std::vector<R>& x) { return steps.advance(x); },
+            [&](const std::vector<R>& x, std::vector<R>& adjoint) {
+                tape_bytes = std::max(tape_bytes, steps.back(x, adjoint));
+            });
         reversal.statistics.steps = steps_;
         reversal.statistics.snapshots = 1;
         reversal.statistics.most_recomputations = detail::repetitions(snapshots_, steps_);
-        reversal.dp.assign(p_.size(), R(0));
         if (steps_ > 0)
             reversal.reverse(0, steps_, x0_, snapshots_, w);
-        return {std::move(w), std::move(reversal.dp), reversal.statistics};
+        reversal.statistics.tape_bytes = tape_bytes;
+        return {std::move(w), std::move(dp), reversal.statistics};
     }
 
 private:
@@ -214,15 +281,99 @@ auto checkpointed_vjp(const Step& step,
                       const std::vector<R>& p,
                       std::size_t steps,
                       std::size_t snapshots = 0) {
-    if (snapshots == 0) {
-        snapshots = 1;
-        while ((std::size_t(1) << snapshots) < steps)
-            ++snapshots;
-    }
-    detail::checkpointed_reversal<Step, R> forward(step, p, snapshots);
-    std::vector<R> xT = forward.advance(x0, steps);
+    if (snapshots == 0)
+        snapshots = detail::default_snapshots(steps);
+    std::vector<R> dp;
+    const detail::recorded_steps<Step, R> one(step, p, dp);
+    std::vector<R> xT = x0;
+    for (std::size_t i = 0; i < steps; ++i)
+        xT = one.advance(xT);
     return final_state_and_pullback<R, Step>{
         std::move(xT), checkpointed_pullback<Step, R>(step, x0, p, steps, snapshots)};
+}
+
+// The adjoints of the initial state and of the parameters, of any state and parameter types.
+template <class State, class Parameters>
+struct checkpointed_adjoints {
+    State state;
+    Parameters parameters;
+    checkpoint_statistics statistics;
+};
+
+// The pullback of steps whose own pullback is given (see checkpointed_vjp below).
+template <class Step, class StepPullback, class State, class Parameters>
+class given_pullback_reversal {
+public:
+    given_pullback_reversal(Step step,
+                            StepPullback pullback,
+                            State x0,
+                            Parameters p,
+                            std::size_t steps,
+                            std::size_t snapshots)
+        : step_(std::move(step)),
+          pullback_(std::move(pullback)),
+          x0_(std::move(x0)),
+          p_(std::move(p)),
+          steps_(steps),
+          snapshots_(snapshots) {}
+
+    // w: the adjoint of the final state.
+    checkpointed_adjoints<State, Parameters> operator()(State w) const {
+        Parameters dp = detail::zeros_like(p_);
+        auto reversal = detail::make_reversal<State>(
+            [&](const State& x) { return step_(x, p_); },
+            [&](const State& x, State& adjoint) {
+                auto [dx, dpart] = pullback_(x, p_, std::as_const(adjoint));
+                adjoint = std::move(dx);
+                detail::add_into(dp, dpart);
+            });
+        reversal.statistics.steps = steps_;
+        reversal.statistics.snapshots = 1;
+        reversal.statistics.most_recomputations = detail::repetitions(snapshots_, steps_);
+        if (steps_ > 0)
+            reversal.reverse(0, steps_, x0_, snapshots_, w);
+        return {std::move(w), std::move(dp), reversal.statistics};
+    }
+
+private:
+    Step step_;
+    StepPullback pullback_;
+    State x0_;
+    Parameters p_;
+    std::size_t steps_;
+    std::size_t snapshots_;
+};
+
+template <class State, class Reversal>
+struct final_state_and_reversal {
+    State state;
+    Reversal pullback;
+};
+
+// Binomial checkpointing of steps whose pullback is known: step(x, p) returns the next state and
+// pullback(x, p, w) returns {w^T dstep/dx, w^T dstep/dp} (a pair or tuple), so that no tape is
+// recorded. State and parameters are any containers with value semantics (xt::xtensor,
+// std::vector). With a static array expression the pullback is nabla::apply_vjp:
+//   auto step = [&](const grid& u, const grid& k) { ... nabla::evaluate_into(f, ..., u, k) ... };
+//   auto back = [&](const grid& u, const grid& k, const grid& w) {
+//       return nabla::apply_vjp(f, w, u, k); };
+//   auto [uT, pullback] = nabla::checkpointed_vjp(step, back, u0, k, 1000);
+template <class Step, class StepPullback, class State, class Parameters>
+requires std::invocable<const StepPullback&, const State&, const Parameters&, const State&>
+auto checkpointed_vjp(const Step& step,
+                      const StepPullback& pullback,
+                      const State& x0,
+                      const Parameters& p,
+                      std::size_t steps,
+                      std::size_t snapshots = 0) {
+    if (snapshots == 0)
+        snapshots = detail::default_snapshots(steps);
+    State xT = x0;
+    for (std::size_t i = 0; i < steps; ++i)
+        xT = step(std::as_const(xT), p);
+    using Reversal = given_pullback_reversal<Step, StepPullback, State, Parameters>;
+    return final_state_and_reversal<State, Reversal>{
+        std::move(xT), Reversal(step, pullback, x0, p, steps, snapshots)};
 }
 
 }  // namespace nabla
