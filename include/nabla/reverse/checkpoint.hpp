@@ -22,6 +22,7 @@
 #include <iterator>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -59,8 +60,9 @@ inline std::size_t repetitions(std::size_t s, std::size_t steps) {
     return r;
 }
 
-// The binomial schedule over any state: advance(x) is one step forward, back(x, w) reverses the
-// step taken from x, turning w, the adjoint of its result, into the adjoint of x.
+// The binomial schedule over any state: advance(x) takes x one step forward, in place, and
+// back(x, w) reverses the step taken from x, turning w, the adjoint of its result, into the
+// adjoint of x.
 template <class State, class Advance, class Back>
 class binomial_reversal {
 public:
@@ -70,7 +72,7 @@ public:
 
     State advance(State x, std::size_t count) {
         for (std::size_t i = 0; i < count; ++i) {
-            x = advance_(std::as_const(x));
+            advance_(x);
             ++statistics.forward_steps;
         }
         return x;
@@ -78,11 +80,8 @@ public:
 
     // Reverses steps [first, last) from the state at `first`, with `free` snapshots besides it;
     // w holds the adjoint of the state at `last` on entry and of the state at `first` on exit.
-    void reverse(std::size_t first,
-                 std::size_t last,
-                 const State& at_first,
-                 std::size_t free,
-                 State& w) {
+    void reverse(
+        std::size_t first, std::size_t last, const State& at_first, std::size_t free, State& w) {
         const std::size_t length = last - first;
         if (length == 1) {
             back_(at_first, w);
@@ -185,6 +184,18 @@ private:
     std::vector<R>& dp_;
 };
 
+// One step of x in place. A step written step(x, p, next) fills next (sized by it) and the two
+// states trade places, so that a run allocates nothing; step(x, p) returns the next state.
+template <class Step, class State, class Parameters>
+void advance_state(const Step& step, State& x, const Parameters& p, State& scratch) {
+    if constexpr (std::is_invocable_v<const Step&, const State&, const Parameters&, State&>) {
+        step(std::as_const(x), p, scratch);
+        std::swap(x, scratch);
+    } else {
+        x = step(std::as_const(x), p);
+    }
+}
+
 // total += part, for containers with += (xtensor) and for those without (std::vector).
 template <class T>
 void add_into(T& total, const T& part) {
@@ -245,7 +256,7 @@ public:
         const detail::recorded_steps<Step, R> steps(step_, p_, dp);
         std::size_t tape_bytes = 0;
         auto reversal = detail::make_reversal<std::vector<R>>(
-            [&](const std::vector<R>& x) { return steps.advance(x); },
+            [&](std::vector<R>& x) { x = steps.advance(x); },
             [&](const std::vector<R>& x, std::vector<R>& adjoint) {
                 tape_bytes = std::max(tape_bytes, steps.back(x, adjoint));
             });
@@ -288,8 +299,10 @@ auto checkpointed_vjp(const Step& step,
     std::vector<R> xT = x0;
     for (std::size_t i = 0; i < steps; ++i)
         xT = one.advance(xT);
-    return final_state_and_pullback<R, Step>{
-        std::move(xT), checkpointed_pullback<Step, R>(step, x0, p, steps, snapshots)};
+    // A function is kept as a pointer to it.
+    using Kept = std::decay_t<Step>;
+    return final_state_and_pullback<R, Kept>{
+        std::move(xT), checkpointed_pullback<Kept, R>(step, x0, p, steps, snapshots)};
 }
 
 // The adjoints of the initial state and of the parameters, of any state and parameter types.
@@ -320,12 +333,20 @@ public:
     // w: the adjoint of the final state.
     checkpointed_adjoints<State, Parameters> operator()(State w) const {
         Parameters dp = detail::zeros_like(p_);
+        State scratch{};
         auto reversal = detail::make_reversal<State>(
-            [&](const State& x) { return step_(x, p_); },
+            [&](State& x) { detail::advance_state(step_, x, p_, scratch); },
             [&](const State& x, State& adjoint) {
-                auto [dx, dpart] = pullback_(x, p_, std::as_const(adjoint));
-                adjoint = std::move(dx);
-                detail::add_into(dp, dpart);
+                if constexpr (std::is_invocable_v<const StepPullback&, const State&,
+                                                  const Parameters&, const State&, State&,
+                                                  Parameters&>) {
+                    pullback_(x, p_, std::as_const(adjoint), scratch, dp);
+                    std::swap(adjoint, scratch);
+                } else {
+                    auto [dx, dpart] = pullback_(x, p_, std::as_const(adjoint));
+                    adjoint = std::move(dx);
+                    detail::add_into(dp, dpart);
+                }
             });
         reversal.statistics.steps = steps_;
         reversal.statistics.snapshots = 1;
@@ -350,28 +371,36 @@ struct final_state_and_reversal {
     Reversal pullback;
 };
 
-// Binomial checkpointing of steps whose pullback is known: step(x, p) returns the next state and
-// pullback(x, p, w) returns {w^T dstep/dx, w^T dstep/dp} (a pair or tuple), so that no tape is
-// recorded. State and parameters are any containers with value semantics (xt::xtensor,
-// std::vector). With a static array expression the pullback is nabla::apply_vjp:
+// Binomial checkpointing of steps whose pullback is known, so that no tape is recorded:
+// step(x, p) returns the next state, and pullback(x, p, w) returns {w^T dstep/dx, w^T dstep/dp}
+// (a pair or tuple). Written step(x, p, next) and pullback(x, p, w, dx, dp), they fill next and
+// dx (sizing them) and add to dp, and the run allocates nothing per step. State and parameters
+// are any containers with value semantics (xt::xtensor, std::vector). With a static array
+// expression the pullback is nabla::apply_vjp:
 //   auto step = [&](const grid& u, const grid& k) { ... nabla::evaluate_into(f, ..., u, k) ... };
 //   auto back = [&](const grid& u, const grid& k, const grid& w) {
 //       return nabla::apply_vjp(f, w, u, k); };
 //   auto [uT, pullback] = nabla::checkpointed_vjp(step, back, u0, k, 1000);
 template <class Step, class StepPullback, class State, class Parameters>
-requires std::invocable<const StepPullback&, const State&, const Parameters&, const State&>
-auto checkpointed_vjp(const Step& step,
-                      const StepPullback& pullback,
-                      const State& x0,
-                      const Parameters& p,
-                      std::size_t steps,
-                      std::size_t snapshots = 0) {
+requires(std::invocable<const StepPullback&, const State&, const Parameters&, const State&> ||
+         std::invocable<const StepPullback&,
+                        const State&,
+                        const Parameters&,
+                        const State&,
+                        State&,
+                        Parameters&>) auto checkpointed_vjp(const Step& step,
+                                                            const StepPullback& pullback,
+                                                            const State& x0,
+                                                            const Parameters& p,
+                                                            std::size_t steps,
+                                                            std::size_t snapshots = 0) {
     if (snapshots == 0)
         snapshots = detail::default_snapshots(steps);
-    State xT = x0;
+    State xT = x0, scratch{};
     for (std::size_t i = 0; i < steps; ++i)
-        xT = step(std::as_const(xT), p);
-    using Reversal = given_pullback_reversal<Step, StepPullback, State, Parameters>;
+        detail::advance_state(step, xT, p, scratch);
+    using Reversal =
+        given_pullback_reversal<std::decay_t<Step>, std::decay_t<StepPullback>, State, Parameters>;
     return final_state_and_reversal<State, Reversal>{
         std::move(xT), Reversal(step, pullback, x0, p, steps, snapshots)};
 }
