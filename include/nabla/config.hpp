@@ -20,6 +20,17 @@
 #endif
 #endif
 
+// The same for a lambda, after its parameter list: [&](auto x) NABLA_INLINE_LAMBDA { ... }. A
+// lambda called once per index of a loop over compile-time indices is otherwise left out of
+// line when the function around it is large, and what it reads by reference stays in memory.
+#ifndef NABLA_INLINE_LAMBDA
+#if defined(__GNUC__) || defined(__clang__)
+#define NABLA_INLINE_LAMBDA __attribute__((always_inline))
+#else
+#define NABLA_INLINE_LAMBDA
+#endif
+#endif
+
 // Tells the optimiser a condition that always holds (a fact it cannot see, such as a tape's
 // generation never being 0); nothing on compilers without a way to say it.
 #ifndef NABLA_ASSUME

@@ -308,7 +308,8 @@ TEST_CASE("a stencil's gradient is taken in its forward loop, scaled when its re
     const auto f = mean(u(inner, inner) * exp(c(inner, inner)) * u(upto<-2>, inner) -
                         sin(u(from<2>, inner)) * u(inner, upto<-2>) * u(inner, from<2>));
     using P = nabla::detail::program<nabla::detail::graph_t<decltype(f.body)>, 3>;
-    STATIC_REQUIRE(nabla::detail::fusion<P>::fused[0] == 0);
+    // Views of one row two columns apart meet in registers of more than two lanes.
+    STATIC_REQUIRE(nabla::detail::fusion<P>::fused[0] == (W > 2 ? 0 : P::count));
     for (const auto& [rows, cols] : shapes) {
         CAPTURE(rows, cols);
         const auto gu = grid(rows, cols, -1.0, 1.0, 21);
@@ -359,7 +360,7 @@ TEST_CASE("a pullback's plan runs one fused loop that does not accumulate its su
     using Seeded = decltype(sum(step * w).body);
     using P = nabla::detail::program<nabla::detail::graph_t<Seeded>, 3, 2, false>;
     STATIC_REQUIRE(P::group_count == 1);
-    STATIC_REQUIRE(nabla::detail::fusion<P>::fused[0] == 0);
+    STATIC_REQUIRE(nabla::detail::fusion<P>::fused[0] == (W > 1 ? 0 : P::count));
     STATIC_REQUIRE(!nabla::detail::accumulates<P, nabla::reduction::sum_kind>);
 }
 

@@ -533,15 +533,14 @@ struct fusion {
         return b;
     }
 
-    // The smallest column begin of argument a's views from row `row_begin` in body j.
-    static constexpr std::size_t
-    row_first_column(std::size_t j, std::size_t argument, std::size_t row_begin) {
+    // The smallest column begin of argument a's views in body j.
+    static constexpr std::size_t first_column(std::size_t j, std::size_t argument) {
         const auto& [codes, sizes] = P::leaf_codes;
         std::size_t b = offset_limit;
         for (std::size_t k = 0; k < sizes[j]; ++k)
             if (is_array_leaf_code(codes[j][k])) {
                 const leaf_view v = decode_leaf(codes[j][k]);
-                if (v.argument == argument && v.begin == row_begin && v.begin1 < b)
+                if (v.argument == argument && v.begin1 < b)
                     b = v.begin1;
             }
         return b;
@@ -573,10 +572,10 @@ struct fusion {
                     if (v.begin - first_begin(only, v.argument) >= W)
                         ok = false;
                 } else if (!P::constant(v.argument)) {
-                    // A grid's views of one row meet in registers; a one-dimensional array
-                    // broadcast along the rows is accumulated in a reverse loop.
-                    if (!P::two_d(v.argument) ||
-                        v.begin1 - row_first_column(only, v.argument, v.begin) >= W)
+                    // A grid's views meet in registers, moved by less than a batch; a
+                    // one-dimensional array broadcast along the rows is accumulated in a
+                    // reverse loop.
+                    if (!P::two_d(v.argument) || v.begin1 - first_column(only, v.argument) >= W)
                         ok = false;
                 }
             }
@@ -830,25 +829,42 @@ void fused_group(Run& run, std::size_t n) {
     (std::make_index_sequence<leaf_count>{});
 }
 
-// How fused_grid_group writes each leaf's adjoints: the views of one argument from one row form
-// a class, led by its first leaf.
+// f(integral_constant<I>) for I = 0 .. N - 1, in order.
+template <std::size_t N, class F>
+NABLA_ALWAYS_INLINE void each_index(F&& f) {
+    [&]<std::size_t... I>(std::index_sequence<I...>) NABLA_INLINE_LAMBDA {
+        (f(std::integral_constant<std::size_t, I>{}), ...);
+    }
+    (std::make_index_sequence<N>{});
+}
+
+// How fused_grid_group writes each leaf's adjoints. All views of one argument write blocks that
+// start at the argument's first column begin (a leaf's block is its adjoints moved up by its
+// `shift`, the previous batch's lanes shifted in); a leaf's block goes into the gradient row its
+// row begin points at.
 template <class P, class E>
 struct grid_plan {
+    static constexpr std::size_t none = offset_limit;
     struct leaf_plan {
-        std::size_t leader = 0;        // the first leaf of its class
-        std::size_t shift = 0;         // its column begin less its class's first
-        std::size_t first_column = 0;  // its class's first column begin
-        bool stores = false;           // a leader whose class reads the lowest rows
-        std::size_t last_row = 0;      // its argument's largest row begin
+        bool gradient = false;         // the leaf's adjoints go into a gradient array
+        std::size_t leader = 0;        // the first leaf of its argument
+        std::size_t row = 0;           // its row begin
+        std::size_t shift = 0;         // its column begin less its argument's first
+        std::size_t first_column = 0;  // its argument's first column begin
+        std::size_t first_row = 0;     // its argument's smallest row begin
+        std::size_t last_row = 0;      // and largest
     };
     static constexpr auto plan = [] {
-        std::array<leaf_plan, E::leaf_count> out{};
+        std::array<leaf_plan, E::leaf_count + 1> out{};
         for (std::size_t k = 0; k < E::leaf_count; ++k) {
             out[k].leader = k;
             if (!takes_gradient<P>(E::codes[k]))
                 continue;
             const leaf_view v = decode_leaf(E::codes[k]);
-            out[k].first_column = offset_limit;
+            out[k].gradient = true;
+            out[k].row = v.begin;
+            out[k].first_column = none;
+            out[k].first_row = none;
             bool led = false;
             for (std::size_t m = 0; m < E::leaf_count; ++m) {
                 if (!takes_gradient<P>(E::codes[m]))
@@ -856,209 +872,294 @@ struct grid_plan {
                 const leaf_view o = decode_leaf(E::codes[m]);
                 if (o.argument != v.argument)
                     continue;
-                out[k].last_row = o.begin > out[k].last_row ? o.begin : out[k].last_row;
-                if (o.begin != v.begin)
-                    continue;
-                if (!led && m < k) {
+                if (!led) {
                     out[k].leader = m;
                     led = true;
                 }
-                out[k].first_column =
-                    o.begin1 < out[k].first_column ? o.begin1 : out[k].first_column;
+                out[k].first_column = std::min(out[k].first_column, o.begin1);
+                out[k].first_row = std::min(out[k].first_row, o.begin);
+                out[k].last_row = std::max(out[k].last_row, o.begin);
             }
             out[k].shift = v.begin1 - out[k].first_column;
-            out[k].stores = out[k].leader == k && v.begin == out[k].last_row;
         }
         return out;
     }();
-    static constexpr auto leader = [] {
-        std::array<std::size_t, E::leaf_count> l{};
-        for (std::size_t k = 0; k < E::leaf_count; ++k)
-            l[k] = plan[k].leader;
-        return l;
+
+    // The leaves, in pairs (u, m), whose blocks from element row r + u go into gradient row
+    // r + first_row + D of leader K's argument, with U rows in a pass.
+    template <std::size_t K, std::size_t D, std::size_t U>
+    static constexpr auto sources = [] {
+        std::array<std::pair<std::size_t, std::size_t>, U * E::leaf_count + 1> list{};
+        std::size_t count = 0;
+        for (std::size_t u = 0; u < U; ++u)
+            for (std::size_t m = 0; m < E::leaf_count; ++m)
+                if (plan[m].gradient && plan[m].leader == K &&
+                    plan[m].row + u == plan[K].first_row + D)
+                    list[count++] = {u, m};
+        return std::pair{list, count};
     }();
 };
 
-// The fused loop of a two-dimensional group, row by row. The views of one argument from one row
-// (a class) meet in registers as in fused_group and are written as one block into the gradient
-// row they read; the class reading the lowest row stores its block (it is the first to reach
-// each gradient row), the others add to rows it has stored. What no class writes is zeroed.
+// The sum of the blocks a gradient row of leader K's argument receives in a pass.
+template <class G, std::size_t K, std::size_t D, std::size_t U, class Moved>
+NABLA_ALWAYS_INLINE auto gathered_block(const Moved& moved) {
+    constexpr auto sources = G::template sources<K, D, U>;
+    return [&]<std::size_t... Q>(std::index_sequence<Q...>) {
+        auto total = moved[sources.first[0].first][sources.first[0].second];
+        ((total = total + moved[sources.first[Q + 1].first][sources.first[Q + 1].second]), ...);
+        return total;
+    }
+    (std::make_index_sequence<sources.second - 1>{});
+}
+
+// The fused loop of a two-dimensional group, U rows per pass (U elements of each column in
+// flight). Each gradient row a pass reaches gets one block per batch: the sum of what every view
+// and every row of the pass gives it. The row of the view that reads lowest is *stored* when a
+// pass first reaches it; the rows above are added to, having been stored by an earlier pass. So
+// a five-point stencil writes each gradient element (U + 2) / U times, not three times. What no
+// view writes is zeroed.
 template <class P, std::size_t J, class Run>
-void fused_grid_group(Run& run, extent e) {
+class grid_loop {
     using E = typename P::template body<J>;
     using S = schedule<typename E::dense>;
     using kind = typename P::template kind<J>;
+    using G = grid_plan<P, E>;
     using L = lanes;
-    constexpr std::size_t W = width<L>;
-    constexpr std::size_t leaf_count = E::leaf_count;
-    const std::size_t n = e.cols;
-    constexpr auto plan = grid_plan<P, E>::plan;
-    constexpr auto leader = grid_plan<P, E>::leader;
+    static constexpr std::size_t W = width<L>;
+    static constexpr std::size_t leaf_count = E::leaf_count;
+    static constexpr auto plan = G::plan;
+    static constexpr std::size_t unroll = 4;
+    using adjoints = std::array<L, leaf_count + 1>;
 
-    [&]<std::size_t... K>(std::index_sequence<K...>) {
-        // The gradient row leaf K's class writes in the loop's current row.
-        const auto gradient_row = [&]<std::size_t k>(std::integral_constant<std::size_t, k>) {
-            constexpr leaf_view v = decode_leaf(E::codes[k]);
-            return run.gradient[v.argument] + (run.row + v.begin) * run.cols[v.argument];
-        };
-        // Rows no class stores: above the storing class's first and below its last.
-        (
-            [&] {
-                if constexpr (takes_gradient<P>(E::codes[K]) && plan[K].stores) {
-                    constexpr leaf_view v = decode_leaf(E::codes[K]);
-                    double* g = run.gradient[v.argument];
-                    const std::size_t c = run.cols[v.argument];
-                    std::fill(g, g + plan[K].last_row * c, 0.0);
-                    std::fill(g + (plan[K].last_row + e.rows) * c, g + run.rows[v.argument] * c,
-                              0.0);
-                }
-            }(),
-            ...);
+public:
+    // Two rows per pass; four where the element expression is small enough that four rows of
+    // adjoints stay in registers.
+    static constexpr std::size_t rows_per_pass = leaf_count <= 6 && S::size <= 16 ? 4 : 2;
 
-        const auto pool = run.template pool_lanes<L>();
-        const auto results = run.template result_lanes<L>();
-        const auto scalar_pool = run.template pool_lanes<double>();
-        const auto scalar_results = run.template result_lanes<double>();
-        double pre = 0.0;
+    grid_loop(Run& run, extent e)
+        : run_(run),
+          e_(e),
+          pool_(run.template pool_lanes<L>()),
+          results_(run.template result_lanes<L>()),
+          scalar_pool_(run.template pool_lanes<double>()),
+          scalar_results_(run.template result_lanes<double>()) {}
+
+    void operator()() {
+        const std::size_t n = e_.cols;
+        // Rows no pass stores: above the last row begin, and below the last row plus it.
+        each_index<leaf_count>([&]<std::size_t k>(
+                                   std::integral_constant<std::size_t, k>) NABLA_INLINE_LAMBDA {
+            if constexpr (plan[k].gradient && plan[k].leader == k) {
+                constexpr leaf_view v = decode_leaf(E::codes[k]);
+                double* g = run_.gradient[v.argument];
+                const std::size_t c = run_.cols[v.argument];
+                std::fill(g, g + plan[k].last_row * c, 0.0);
+                std::fill(g + (plan[k].last_row + e_.rows) * c, g + run_.rows[v.argument] * c, 0.0);
+            }
+        });
         if constexpr (requires { typename kind::prepass; })
-            pre = prepass<P, J, typename kind::prepass>(run, n);
-        constexpr std::size_t unroll = 4;
-        std::array<typename kind::template state<L>, unroll> states{};
-        states.fill(fused_initial<kind, L>(pre));
-        auto tail = fused_initial<kind, double>(pre);
-        std::array<L, leaf_count> scalar_adjoint{};
-        std::array<double, leaf_count> tail_adjoint{};
-        const std::size_t blocks_end = n - n % (unroll * W);
-        for (run.row = 0; run.row < e.rows; ++run.row) {
-            (
-                [&] {
-                    if constexpr (takes_gradient<P>(E::codes[K]) && plan[K].stores) {
-                        double* g = gradient_row(std::integral_constant<std::size_t, K>{});
-                        std::fill(g, g + plan[K].first_column, 0.0);
+            pre_ = prepass<P, J, typename kind::prepass>(run_, n);
+        states_.fill(fused_initial<kind, L>(pre_));
+        tail_ = fused_initial<kind, double>(pre_);
+        std::size_t r = 0;
+        for (; r + rows_per_pass <= e_.rows; r += rows_per_pass)
+            pass<rows_per_pass>(r);
+        for (; r < e_.rows; ++r)
+            pass<1>(r);
+        run_.row = 0;
+        each_index<leaf_count>([&]<std::size_t k>(std::integral_constant<std::size_t, k>)
+                                   NABLA_INLINE_LAMBDA {
+                                       if constexpr (!is_array_leaf_code(E::codes[k]))
+                                           run_.unit_adjoint[J][E::codes[k] & ~scalar_leaf_flag] +=
+                                               add_lanes(scalar_adjoint_[k]) + tail_adjoint_[k];
+                                   });
+        auto scalar = fold_states<W>(states_);
+        scalar.merge(tail_);
+        std::get<J>(run_.state) = scalar;
+        run_.result[J] = kind::result(scalar, e_.size());
+    }
+
+private:
+    // Row `row` of the gradient of leaf k's argument.
+    template <std::size_t k>
+    double* gradient_row(std::size_t row) const {
+        constexpr leaf_view v = decode_leaf(E::codes[k]);
+        return run_.gradient[v.argument] + row * run_.cols[v.argument];
+    }
+
+    // Element row `row`, batch i: the value accumulated, each gradient leaf's adjoints moved into
+    // its block (the previous batch's lanes shifted in), the scalar leaves' summed.
+    template <std::size_t u>
+    NABLA_ALWAYS_INLINE void element(const row_pointers<E>& at,
+                                     const std::array<L, Run::pool_size>& pool,
+                                     const std::array<L, P::count + 1>& results,
+                                     std::size_t i,
+                                     adjoints& moved,
+                                     adjoints& previous) {
+        const auto leaves = load_leaves<L, E>(at, results, i);
+        element_values<L, E, Run::pool_size> values{{}, pool, leaves};
+        values.forward();
+        const L v = values.value[S::size - 1];
+        const L shape = kind::shape(v, pre_);
+        if constexpr (accumulates<P, kind>)
+            fused_add<kind>(states_[(u + (i / W) % 2 * 2) % unroll], v, shape);
+        adjoint_sweep<S, L, Run::pool_size, std::array<L, leaf_count>> sweep{values, {}};
+        sweep.run(shape);
+        // Read through a function returning by value: a copy straight out of the sweep's array
+        // keeps the array in memory with GCC, a 64-byte store per node and batch.
+        const auto adjoint_of =
+            [&]<std::size_t m>(std::integral_constant<std::size_t, m>)
+                NABLA_INLINE_LAMBDA { return sweep.adjoint[index_of<S, placeholder<m>>]; };
+        each_index<leaf_count>(
+            [&]<std::size_t k>(std::integral_constant<std::size_t, k>) NABLA_INLINE_LAMBDA {
+                const L a = adjoint_of(std::integral_constant<std::size_t, k>{});
+                if constexpr (plan[k].gradient) {
+                    if constexpr (plan[k].shift == 0) {
+                        moved[k] = a;
+                    } else {
+                        moved[k] = shift_in<plan[k].shift>(previous[k], a);
+                        previous[k] = a;
                     }
-                }(),
-                ...);
-            std::array<L, leaf_count> previous{};
-            const auto at = row_pointers<E>::template of<true>(run);
-            std::array<double*, leaf_count> block_at{};
-            (
-                [&] {
-                    if constexpr (takes_gradient<P>(E::codes[K]) && leader[K] == K)
-                        block_at[K] = gradient_row(std::integral_constant<std::size_t, K>{}) +
-                                      plan[K].first_column;
-                }(),
-                ...);
-            std::size_t i = 0;
-            for (; i + W <= n; i += W) {
-                // What the classes that add find in their rows, read first: a SIMD load may
-                // read any memory, and after the sweep it would keep the sweep's stores alive.
-                std::array<L, leaf_count> found{};
-                (
-                    [&] {
-                        if constexpr (takes_gradient<P>(E::codes[K]) && leader[K] == K &&
-                                      !plan[K].stores)
-                            found[K] = load<L>(block_at[K] + i);
-                    }(),
-                    ...);
-                const auto leaves = load_leaves<L, E>(at, results, i);
-                element_values<L, E, Run::pool_size> values{{}, pool, leaves};
-                values.forward();
-                const L v = values.value[S::size - 1];
-                const L shape = kind::shape(v, pre);
-                if constexpr (accumulates<P, kind>)
-                    fused_add<kind>(states[i < blocks_end ? (i / W) % unroll : 0], v, shape);
-                adjoint_sweep<S, L, Run::pool_size, std::array<L, leaf_count>> sweep{values, {}};
-                sweep.run(shape);
-                const auto adjoint = [&]<std::size_t k>(std::integral_constant<std::size_t, k>) {
-                    return sweep.adjoint[index_of<S, placeholder<k>>];
-                };
-                std::array<L, leaf_count> moved{};
-                (
-                    [&] {
-                        if constexpr (takes_gradient<P>(E::codes[K])) {
-                            const L a = adjoint(std::integral_constant<std::size_t, K>{});
-                            if constexpr (plan[K].shift == 0) {
-                                moved[K] = a;
-                            } else {
-                                moved[K] = shift_in<plan[K].shift>(previous[K], a);
-                                previous[K] = a;
-                            }
-                        } else if constexpr (!is_array_leaf_code(E::codes[K])) {
-                            scalar_adjoint[K] += adjoint(std::integral_constant<std::size_t, K>{});
-                        }
-                    }(),
-                    ...);
-                (
-                    [&] {
-                        if constexpr (takes_gradient<P>(E::codes[K]) && leader[K] == K) {
-                            double* g = block_at[K] + i;
-                            if constexpr (plan[K].stores)
-                                store_lanes(g, led_block<leader, K>(moved));
-                            else
-                                store_lanes(g, found[K] + led_block<leader, K>(moved));
-                        }
-                    }(),
-                    ...);
-            }
-            // The rest of a stored row is accumulated into: zero it, add the lanes still
-            // carried, then run the remaining elements on doubles.
-            (
-                [&] {
-                    if constexpr (takes_gradient<P>(E::codes[K]) && plan[K].stores) {
-                        constexpr leaf_view v = decode_leaf(E::codes[K]);
-                        double* g = gradient_row(std::integral_constant<std::size_t, K>{});
-                        std::fill(g + plan[K].first_column + i, g + run.cols[v.argument], 0.0);
+                } else if constexpr (!is_array_leaf_code(E::codes[k])) {
+                    scalar_adjoint_[k] += a;
+                }
+            });
+    }
+
+    // Rows r .. r + U - 1.
+    template <std::size_t U>
+    void pass(std::size_t r) {
+        const std::size_t n = e_.cols;
+        // The gradient rows this pass stores; their heads zeroed.
+        each_index<leaf_count>(
+            [&]<std::size_t k>(std::integral_constant<std::size_t, k>) NABLA_INLINE_LAMBDA {
+                if constexpr (plan[k].gradient && plan[k].leader == k) {
+                    for (std::size_t u = 0; u < U; ++u) {
+                        double* g = gradient_row<k>(r + u + plan[k].last_row);
+                        std::fill(g, g + plan[k].first_column, 0.0);
                     }
-                }(),
-                ...);
-            if (i > 0) {
-                (
-                    [&] {
-                        if constexpr (takes_gradient<P>(E::codes[K]) && plan[K].shift > 0) {
-                            double* g = gradient_row(std::integral_constant<std::size_t, K>{}) +
-                                        plan[K].first_column + i;
-                            for (std::size_t t = 0; t < plan[K].shift; ++t)
-                                g[t] += lane_of(previous[K], W - plan[K].shift + t);
-                        }
-                    }(),
-                    ...);
-            }
-            for (; i < n; ++i) {
-                const auto leaves = load_leaves<double, E>(at, scalar_results, i);
-                element_values<double, E, Run::pool_size> values{{}, scalar_pool, leaves};
+                }
+            });
+        std::array<row_pointers<E>, U> at{};
+        for (std::size_t u = 0; u < U; ++u) {
+            run_.row = r + u;
+            at[u] = row_pointers<E>::template of<false>(run_);
+        }
+        // Where each gradient row of the pass starts, from the first column: rows
+        // r + first_row ... r + last_row + U - 1 of each argument, by leader.
+        constexpr std::size_t span = [] {
+            std::size_t s = 1;
+            for (std::size_t k = 0; k < leaf_count; ++k)
+                if (plan[k].gradient)
+                    s = std::max(s, plan[k].last_row - plan[k].first_row + U);
+            return s;
+        }();
+        std::array<std::array<double*, span>, leaf_count + 1> target{};
+        each_index<leaf_count>(
+            [&]<std::size_t k>(std::integral_constant<std::size_t, k>) NABLA_INLINE_LAMBDA {
+                if constexpr (plan[k].gradient && plan[k].leader == k) {
+                    for (std::size_t d = 0; d < plan[k].last_row - plan[k].first_row + U; ++d)
+                        target[k][d] =
+                            gradient_row<k>(r + plan[k].first_row + d) + plan[k].first_column;
+                }
+            });
+        std::array<adjoints, U> previous{};
+        // The constants in locals: members would be read again for every batch.
+        const auto pool = pool_;
+        const auto results = results_;
+        std::size_t i = 0;
+        for (; i + W <= n; i += W) {
+            std::array<adjoints, U> moved{};
+            each_index<U>([&]<std::size_t u>(std::integral_constant<std::size_t, u>)
+                              NABLA_INLINE_LAMBDA {
+                                  element<u>(at[u], pool, results, i, moved[u], previous[u]);
+                              });
+            each_index<leaf_count>(
+                [&]<std::size_t k>(std::integral_constant<std::size_t, k>) NABLA_INLINE_LAMBDA {
+                    if constexpr (plan[k].gradient && plan[k].leader == k) {
+                        constexpr std::size_t rows = plan[k].last_row - plan[k].first_row + U;
+                        each_index<rows>(
+                            [&]<std::size_t d>(std::integral_constant<std::size_t, d>)
+                                NABLA_INLINE_LAMBDA {
+                                    if constexpr (G::template sources<k, d, U>.second > 0) {
+                                        const L block = gathered_block<G, k, d, U>(moved);
+                                        double* g = target[k][d] + i;
+                                        if constexpr (plan[k].first_row + d >= plan[k].last_row)
+                                            store_lanes(g, block);
+                                        else
+                                            store_lanes(g, load<L>(g) + block);
+                                    }
+                                });
+                    }
+                });
+        }
+        // The rest of the stored rows is accumulated into: zero it, add the lanes still carried,
+        // then run the remaining elements on doubles.
+        each_index<leaf_count>(
+            [&]<std::size_t k>(std::integral_constant<std::size_t, k>) NABLA_INLINE_LAMBDA {
+                if constexpr (plan[k].gradient && plan[k].leader == k) {
+                    constexpr leaf_view v = decode_leaf(E::codes[k]);
+                    for (std::size_t u = 0; u < U; ++u) {
+                        double* g = gradient_row<k>(r + u + plan[k].last_row);
+                        std::fill(g + plan[k].first_column + i, g + run_.cols[v.argument], 0.0);
+                    }
+                }
+            });
+        // (Each index of `previous` a constant, so that it can live in registers.)
+        each_index<U>([&]<std::size_t u>(std::integral_constant<std::size_t, u>) {
+            if (i == 0)
+                return;
+            each_index<leaf_count>([&]<std::size_t k>(std::integral_constant<std::size_t, k>) {
+                if constexpr (plan[k].gradient && plan[k].shift > 0) {
+                    const L carried = previous[u][k];
+                    double* g = gradient_row<k>(r + u + plan[k].row) + plan[k].first_column + i;
+                    for (std::size_t t = 0; t < plan[k].shift; ++t)
+                        g[t] += lane_of(carried, W - plan[k].shift + t);
+                }
+            });
+        });
+        for (std::size_t u = 0; u < U; ++u) {
+            run_.row = r + u;
+            const auto at_tail = row_pointers<E>::template of<true>(run_);
+            for (std::size_t t = i; t < n; ++t) {
+                const auto leaves = load_leaves<double, E>(at_tail, scalar_results_, t);
+                element_values<double, E, Run::pool_size> values{{}, scalar_pool_, leaves};
                 values.forward();
                 const double v = values.value[S::size - 1];
-                const double shape = kind::shape(v, pre);
+                const double shape = kind::shape(v, pre_);
                 if constexpr (accumulates<P, kind>)
-                    fused_add<kind>(tail, v, shape);
+                    fused_add<kind>(tail_, v, shape);
                 adjoint_sweep<S, double, Run::pool_size, std::array<double, leaf_count>> sweep{
                     values, {}};
                 sweep.run(shape);
-                (
-                    [&] {
-                        const double a = sweep.adjoint[index_of<S, placeholder<K>>];
-                        if constexpr (takes_gradient<P>(E::codes[K]))
-                            at.gradient[K][i] += a;
-                        else if constexpr (!is_array_leaf_code(E::codes[K]))
-                            tail_adjoint[K] += a;
-                    }(),
-                    ...);
+                each_index<leaf_count>(
+                    [&]<std::size_t k>(std::integral_constant<std::size_t, k>) NABLA_INLINE_LAMBDA {
+                        const double a = sweep.adjoint[index_of<S, placeholder<k>>];
+                        if constexpr (plan[k].gradient)
+                            at_tail.gradient[k][t] += a;
+                        else if constexpr (!is_array_leaf_code(E::codes[k]))
+                            tail_adjoint_[k] += a;
+                    });
             }
         }
-        run.row = 0;
-        (
-            [&] {
-                if constexpr (!is_array_leaf_code(E::codes[K]))
-                    run.unit_adjoint[J][E::codes[K] & ~scalar_leaf_flag] +=
-                        add_lanes(scalar_adjoint[K]) + tail_adjoint[K];
-            }(),
-            ...);
-        auto scalar = fold_states<W>(states);
-        scalar.merge(tail);
-        std::get<J>(run.state) = scalar;
-        run.result[J] = kind::result(scalar, e.size());
     }
-    (std::make_index_sequence<leaf_count>{});
+
+    Run& run_;
+    extent e_;
+    std::array<L, Run::pool_size> pool_;
+    std::array<L, P::count + 1> results_;
+    std::array<double, Run::pool_size> scalar_pool_;
+    std::array<double, P::count + 1> scalar_results_;
+    double pre_ = 0.0;
+    std::array<typename kind::template state<L>, unroll> states_{};
+    typename kind::template state<double> tail_{};
+    adjoints scalar_adjoint_{};
+    std::array<double, leaf_count + 1> tail_adjoint_{};
+};
+
+template <class P, std::size_t J, class Run>
+void fused_grid_group(Run& run, extent e) {
+    grid_loop<P, J, Run>{run, e}();
 }
 
 // The fused groups' gradients, scaled once their reductions' adjoints are known.
