@@ -13,6 +13,7 @@
 #include <nabla/tensor.hpp>
 
 #include <catch2/catch.hpp>
+#include <xtensor/xtensor.hpp>
 
 #include <cmath>
 #include <cstdint>
@@ -216,6 +217,40 @@ void check_array_program(std::mt19937& random, int& checks) {
     }
     CHECK(near(value, total, 1e-12));
     CHECK(near(tape_value, total, 1e-12));
+
+    // On grids, the first array read one row down: element (r, c) is the point
+    // (X(r + 1, c), Y(r, c)). The gradient of the sum (a fused loop whose views come from two
+    // rows) and the pullback of the array-valued program with cotangent w equal the scalar
+    // gradient at every element, times w.
+    const std::size_t rows = 5;
+    xt::xtensor<double, 2> grid_x = xt::xtensor<double, 2>::from_shape({rows + 1, n});
+    xt::xtensor<double, 2> grid_y = xt::xtensor<double, 2>::from_shape({rows, n});
+    xt::xtensor<double, 2> w = xt::xtensor<double, 2>::from_shape({rows, n});
+    for (auto& e : grid_x)
+        e = coordinate(random);
+    for (auto& e : grid_y)
+        e = coordinate(random);
+    for (auto& e : w)
+        e = coordinate(random);
+    const auto shifted = f(ax(nabla::from<1>, nabla::whole), ay);
+    const auto [grid_value, grid_gx, grid_gy] = nabla::value_and_grad(sum(shifted), grid_x, grid_y);
+    const auto [pull_x, pull_y] = nabla::apply_vjp(shifted, w, grid_x, grid_y);
+    double grid_total = 0.0;
+    for (std::size_t c = 0; c < n; ++c) {
+        CHECK(grid_gx(0, c) == 0.0);
+        CHECK(pull_x(0, c) == 0.0);
+    }
+    for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = 0; c < n; ++c) {
+            INFO("grid element " << r << ", " << c);
+            const auto expected = nabla::value_and_grad(scalar, grid_x(r + 1, c), grid_y(r, c));
+            grid_total += expected.value;
+            CHECK(near(grid_gx(r + 1, c), expected.gradient[0], 1e-12));
+            CHECK(near(grid_gy(r, c), expected.gradient[1], 1e-12));
+            CHECK(near(pull_x(r + 1, c), w(r, c) * expected.gradient[0], 1e-12));
+            CHECK(near(pull_y(r, c), w(r, c) * expected.gradient[1], 1e-12));
+        }
+    CHECK(near(grid_value, grid_total, 1e-12));
     ++checks;
 }
 
