@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <span>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -655,4 +656,89 @@ TEST_CASE("a heat equation over whole arrays, checkpointed: the gradient of ever
     t.gradient(dot(c, nabla::var_array(std::vector<double>{1.0, 2.0, 3.0, 4.0, 5.0})));
     CHECK(nabla::adjoints(t, a) == std::vector<double>{5.0, 7.0});
     CHECK(nabla::adjoints(t, b) == std::vector<double>{3.0});
+}
+
+namespace {
+
+// A cumulative sum with its pullback (the reverse cumulative sum of the adjoint), as a user
+// would give it to nabla::custom_array.
+nabla::var_array cumulative_sum(const nabla::var_array& x) {
+    return nabla::custom_array(
+        [](std::span<const double> v) {
+            std::vector<double> out(v.size());
+            double total = 0.0;
+            for (std::size_t i = 0; i < v.size(); ++i)
+                out[i] = total += v[i];
+            return out;
+        },
+        [](std::span<const double>, std::span<const double>, std::span<const double> dy,
+           std::span<double> dx) {
+            double total = 0.0;
+            for (std::size_t i = dy.size(); i-- > 0;)
+                dx[i] += total += dy[i];
+        },
+        x);
+}
+
+}  // namespace
+
+TEST_CASE("custom array functions: one entry with the caller's value and pullback, mixed with "
+          "nabla's operations",
+          "[array][tape][custom]") {
+    for (const std::size_t n : sizes) {
+        CAPTURE(n);
+        const auto xs = sample(n, -1.0, 1.0, 1), ws = sample(n, 0.5, 1.5, 2);
+        // sum(w * exp(cumsum(x))): d/dx_j = sum_{i >= j} w_i exp(c_i).
+        const auto f = [&](const auto& x) {
+            return dot(nabla::var_array(ws), exp(cumulative_sum(x)));
+        };
+        const auto [value, g] = nabla::value_and_grad(nabla::mode::arrays, f, xs);
+        double expected = 0.0, c = 0.0;
+        std::vector<double> e(n), expected_g(n, 0.0);
+        for (std::size_t i = 0; i < n; ++i) {
+            c += xs[i];
+            e[i] = ws[i] * std::exp(c);
+            expected += e[i];
+        }
+        double tail = 0.0;
+        for (std::size_t j = n; j-- > 0;)
+            expected_g[j] = tail += e[j];
+        CHECK(value == Approx(expected).epsilon(1e-13));
+        REQUIRE(g.size() == n);
+        for (std::size_t i = 0; i < n; ++i)
+            CHECK(g[i] == Approx(expected_g[i]).epsilon(1e-13));
+    }
+
+    // Two arguments, one of them constant: its span is empty; the entry counts once.
+    nabla::tape<> t;
+    auto recording = t.record();
+    const nabla::var_array x = nabla::input_array(t, std::vector<double>{1.0, 2.0, 3.0});
+    const nabla::var_array k(std::vector<double>{2.0, 0.5, -1.0});
+    std::size_t constant_adjoint_size = 99;
+    const std::size_t before = t.statements(), pairs = t.partials();
+    const auto scaled = nabla::custom_array(
+        [](std::span<const double> a, std::span<const double> b) {
+            std::vector<double> out(a.size());
+            for (std::size_t i = 0; i < a.size(); ++i)
+                out[i] = a[i] * b[i];
+            return out;
+        },
+        [&](std::span<const double>, std::span<const double> b, std::span<const double>,
+            std::span<const double> dy, std::span<double> da, std::span<double> db) {
+            constant_adjoint_size = db.size();
+            for (std::size_t i = 0; i < da.size(); ++i)
+                da[i] += dy[i] * b[i];
+        },
+        x, k);
+    // A variable per element of the result, without pairs: one entry.
+    CHECK(t.statements() == before + 3);
+    CHECK(t.partials() == pairs);
+    t.gradient(sum(scaled * scaled));
+    CHECK(constant_adjoint_size == 0);
+    // d/dx sum((k x)^2) = 2 k^2 x.
+    CHECK(nabla::adjoints(t, x) == std::vector<double>{8.0, 1.0, 6.0});
+    // Without an active argument nothing is recorded.
+    const nabla::var_array only_constant = cumulative_sum(k);
+    CHECK(only_constant.is_constant());
+    CHECK(only_constant.value(2) == Approx(1.5));
 }

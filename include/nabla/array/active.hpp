@@ -743,6 +743,55 @@ requires(std::is_same_v<Rest, var_array>&&...) var_array
     return var_array_access::make(std::move(values), n, out, on->generation());
 }
 
+// An array function with a derivative of the caller's, recorded as one entry: a function nabla
+// has no rule for (a cumulative sum, a sort, a call into another library).
+//   var_array y = nabla::custom_array(value, pullback, x, z);
+// value(x, z) gets each argument's values as std::span<const double> and returns the result's
+// (a std::vector<double>). pullback(x, z, y, dy, dx, dz) gets the arguments' and the result's
+// values and the result's adjoint dy (spans of const double), and adds dy^T J into dx and dz,
+// spans of double the size of their arguments (empty for a constant argument, which takes no
+// adjoint). Without an active argument nothing is recorded.
+template <class Value, class Pullback, class... Arrays>
+requires(sizeof...(Arrays) > 0 && (std::is_same_v<Arrays, var_array> && ...)) var_array
+    custom_array(const Value& value, const Pullback& pullback, const Arrays&... xs) {
+    using namespace detail;
+    static_assert(std::is_invocable_r_v<std::vector<double>, const Value&,
+                                        decltype((void(xs), std::span<const double>{}))...>,
+                  "nabla::custom_array: value(x...) takes each argument's values as "
+                  "std::span<const double> and returns the result's values as a "
+                  "std::vector<double>.");
+    const std::vector<double> result = value(xs.values()...);
+    const std::size_t n = result.size();
+    array_memory::buffer values = array_memory::take(n);
+    std::copy(result.begin(), result.end(), values.get());
+    const bool any = (!xs.is_constant() || ...);
+    tape<double>* const on =
+        any ? tape_for({{var_array_access::first(xs), var_array_access::generation(xs)}...})
+            : nullptr;
+    if (on == nullptr || n == 0)
+        return var_array_access::make(std::move(values), n, 0, 0);
+    const tape_index out = tape_access::add_variables(*on, n);
+    var_array y = var_array_access::make(values, n, out, on->generation());
+    // The entry keeps the arguments' values and the result's (shared, not copied).
+    tape_access::add_array_operation(
+        *on, out, static_cast<tape_index>(n),
+        [out, n, pullback, inputs = std::tuple{xs...}, kept = y](double* adjoints) {
+            const std::span<const double> dy(adjoints + out, n);
+            std::apply(
+                [&](const auto&... x) {
+                    const auto adjoint_of = [adjoints](const var_array& a) {
+                        return a.is_constant()
+                                   ? std::span<double>()
+                                   : std::span<double>(adjoints + var_array_access::first(a),
+                                                       a.size());
+                    };
+                    pullback(x.values()..., kept.values(), dy, adjoint_of(x)...);
+                },
+                inputs);
+        });
+    return y;
+}
+
 // Reductions, each one new variable.
 template <int = 0>
 var sum(const var_array& x) {
