@@ -366,6 +366,51 @@ TEST_CASE("logsumexp is stable and exact at infinities; NaN propagates", "[array
     CHECK(nabla::value_and_grad(logsumexp(x), a).value == Approx(expected).epsilon(1e-15));
 }
 
+TEST_CASE("logsumexp's gradient over a long array whose parts differ by hundreds: the softmax",
+          "[array]") {
+    // Parts far below the maximum, near it, and holding infinities or NaN.
+    const auto [x] = nabla::array_variables<1>();
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    const std::size_t n = 3 * 4096 + 5;
+    std::vector<double> a = sample(n, -3.0, 3.0, 11);
+    for (std::size_t i = 0; i < n; ++i)
+        a[i] += i < 4096 ? -700.0 : i < 2 * 4096 ? 0.0 : 2.0;
+    double m = -inf;
+    for (double e : a)
+        m = std::max(m, e);
+    long double s = 0.0L;
+    for (double e : a)
+        s += std::exp(static_cast<long double>(e - m));
+    const double expected = m + static_cast<double>(std::log(s));
+    const auto [value, g] = nabla::value_and_grad(logsumexp(x), a);
+    CHECK(value == Approx(expected).epsilon(1e-14));
+    CHECK(logsumexp(x)(a) == Approx(expected).epsilon(1e-14));
+    double total = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+        CHECK(g[i] == Approx(std::exp(a[i] - expected)).epsilon(1e-12).margin(1e-300));
+        total += g[i];
+    }
+    CHECK(total == Approx(1.0).epsilon(1e-12));
+    // With 2 x: the body is evaluated in the pass for the maximum and again.
+    const auto [v2, g2] = nabla::value_and_grad(logsumexp(2.0 * x), a);
+    CHECK(v2 == Approx(logsumexp(2.0 * x)(a)).epsilon(1e-14));
+    for (std::size_t i = 0; i < n; i += 97)
+        CHECK(g2[i] == Approx(2.0 * std::exp(2.0 * a[i] - v2)).epsilon(1e-12).margin(1e-300));
+    // An infinity near the end takes the whole adjoint; a NaN near the start makes all NaN.
+    std::vector<double> b = a;
+    b[n - 2] = inf;
+    const auto [at_inf, g_inf] = nabla::value_and_grad(logsumexp(x), b);
+    CHECK(at_inf == inf);
+    CHECK(g_inf[n - 2] == 1.0);
+    CHECK(g_inf[0] == 0.0);
+    CHECK(g_inf[5000] == 0.0);
+    b[3] = std::nan("");
+    const auto [at_nan, g_nan] = nabla::value_and_grad(logsumexp(x), b);
+    CHECK(std::isnan(at_nan));
+    CHECK(std::isnan(g_nan[3]));
+    CHECK(std::isnan(g_nan[5000]));
+}
+
 TEST_CASE("NaN and infinity propagate element-wise as in the scalar modes", "[array]") {
     const auto [x] = nabla::array_variables<1>();
     std::vector<double> a = sample(2 * W + 1, 0.5, 1.5, 10);

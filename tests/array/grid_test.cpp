@@ -464,3 +464,130 @@ TEST_CASE("steps of a grid with the pullback of a static expression reverse with
         CHECK(adjoints.parameters.data()[q] == Approx(dk.data()[q]).margin(1e-12));
     }
 }
+
+TEST_CASE("grid layouts nabla cannot read or write are refused: strided columns, rows going "
+          "backwards, gradients overlapping each other or the cotangent",
+          "[grid]") {
+    const auto [a, b] = nabla::array_variables<2>();
+    const auto g = grid(4, 10, 0.0, 1.0, 41);
+    // One row, every second column: strided along the row.
+    const auto every_second = xt::view(g, xt::range(0, 1), xt::range(0, 10, 2));
+    CHECK_THROWS_WITH(sum(a)(every_second), Catch::Contains("strided along its rows"));
+    // Rows in reverse order.
+    const auto backwards = xt::view(g, xt::range(3, 0, -1), xt::all());
+    CHECK_THROWS_WITH(sum(a)(backwards), Catch::Contains("going forward"));
+    // A column (m x 1) is contiguous, as argument and as gradient.
+    const auto column = grid(5, 1, 0.0, 1.0, 42);
+    xt::xtensor<double, 2> column_gradient = xt::zeros<double>({5, 1});
+    CHECK(nabla::value_and_grad_into(sum(a * a), std::tie(column_gradient), column) ==
+          Approx(sum(a * a)(column)));
+    for (std::size_t i = 0; i < 5; ++i)
+        CHECK(column_gradient(i, 0) == Approx(2.0 * column(i, 0)));
+    // Two gradients in one array would keep only the last written.
+    xt::xtensor<double, 2> shared = xt::zeros<double>({4, 10});
+    CHECK_THROWS_WITH(nabla::value_and_grad_into(sum(a * b), std::tie(shared, shared), g, g),
+                      Catch::Contains("gradient arrays 0 and 1 overlap"));
+    // A cotangent whose rows lie apart, its second row where the gradient goes.
+    std::vector<double> memory(20, 1.0);
+    const nabla::matrix_ref<const double> w(memory.data(), 2, 2, 10);
+    nabla::matrix_ref<double> into(memory.data() + 10, 2, 2);
+    const auto u = grid(2, 2, 0.0, 1.0, 43);
+    CHECK_THROWS_WITH(nabla::apply_vjp_into(a * 2.0, std::tie(into), w, u),
+                      Catch::Contains("overlaps the cotangent"));
+}
+
+TEST_CASE("fused grid loops: views rows apart, logsumexp and norm over stencils, an inner "
+          "reduction read element by element, an empty interior, an infinite scale",
+          "[grid]") {
+    const auto [u] = nabla::array_variables<1>();
+    const auto in = range<1, -1>;
+    for (const auto& [rows, cols] : shapes) {
+        CAPTURE(rows, cols);
+        const auto g = grid(rows, cols, -1.0, 1.0, 51);
+        // Views three rows apart, no view in between.
+        if (rows > 3) {
+            const auto gap = sum(u(upto<-3>, whole) * u(from<3>, whole));
+            xt::xtensor<double, 2> expected = xt::zeros<double>({rows, cols});
+            for (std::size_t i = 0; i + 3 < rows; ++i)
+                for (std::size_t j = 0; j < cols; ++j) {
+                    expected(i, j) += g(i + 3, j);
+                    expected(i + 3, j) += g(i, j);
+                }
+            const auto [value, du] = nabla::value_and_grad(gap, g);
+            for (std::size_t k = 0; k < g.size(); ++k)
+                CHECK(du.data()[k] == Approx(expected.data()[k]).margin(1e-14));
+        }
+        // logsumexp and norm of a two-view stencil, each fused with its scale.
+        const auto stencil = u(in, in) + 0.5 * u(upto<-2>, in);
+        double m = -std::numeric_limits<double>::infinity(), squares = 0.0;
+        for (std::size_t i = 1; i + 1 < rows; ++i)
+            for (std::size_t j = 1; j + 1 < cols; ++j) {
+                const double v = g(i, j) + 0.5 * g(i - 1, j);
+                m = std::max(m, v);
+                squares += v * v;
+            }
+        double s = 0.0;
+        for (std::size_t i = 1; i + 1 < rows; ++i)
+            for (std::size_t j = 1; j + 1 < cols; ++j)
+                s += std::exp(g(i, j) + 0.5 * g(i - 1, j) - m);
+        const double lse = m + std::log(s), norm_value = std::sqrt(squares);
+        xt::xtensor<double, 2> e_lse = xt::zeros<double>({rows, cols});
+        xt::xtensor<double, 2> e_norm = xt::zeros<double>({rows, cols});
+        for (std::size_t i = 1; i + 1 < rows; ++i)
+            for (std::size_t j = 1; j + 1 < cols; ++j) {
+                const double v = g(i, j) + 0.5 * g(i - 1, j);
+                const double p = std::exp(v - lse), q = v / norm_value;
+                e_lse(i, j) += p;
+                e_lse(i - 1, j) += 0.5 * p;
+                e_norm(i, j) += q;
+                e_norm(i - 1, j) += 0.5 * q;
+            }
+        const auto [v_lse, d_lse] = nabla::value_and_grad(logsumexp(stencil), g);
+        const auto [v_norm, d_norm] = nabla::value_and_grad(norm(stencil), g);
+        CHECK(v_lse == Approx(lse).epsilon(1e-13));
+        CHECK(v_norm == Approx(norm_value).epsilon(1e-13));
+        for (std::size_t k = 0; k < g.size(); ++k) {
+            CHECK(d_lse.data()[k] == Approx(e_lse.data()[k]).margin(1e-14));
+            CHECK(d_norm.data()[k] == Approx(e_norm.data()[k]).margin(1e-14));
+        }
+        // An inner reduction read by every element: f = sum(u_c (u_s - max(u))).
+        const auto reads_max = sum(u(in, in) * (u(from<2>, in) - max(u)));
+        double top = -std::numeric_limits<double>::infinity(), centre_total = 0.0;
+        std::size_t at = 0;
+        for (std::size_t k = 0; k < g.size(); ++k)
+            if (g.data()[k] > top) {
+                top = g.data()[k];
+                at = k;
+            }
+        xt::xtensor<double, 2> e_max = xt::zeros<double>({rows, cols});
+        for (std::size_t i = 1; i + 1 < rows; ++i)
+            for (std::size_t j = 1; j + 1 < cols; ++j) {
+                e_max(i, j) += g(i + 1, j) - top;
+                e_max(i + 1, j) += g(i, j);
+                centre_total += g(i, j);
+            }
+        e_max.data()[at] -= centre_total;
+        const auto [v_max, d_max] = nabla::value_and_grad(reads_max, g);
+        for (std::size_t k = 0; k < g.size(); ++k)
+            CHECK(d_max.data()[k] == Approx(e_max.data()[k]).margin(1e-13));
+    }
+    // An empty interior: the pullback overwrites the gradient with zeros.
+    const auto flat = grid(2, 9, 0.0, 1.0, 52);
+    const xt::xtensor<double, 2> no_cotangent = xt::zeros<double>({0, 7});
+    xt::xtensor<double, 2> filled = xt::ones<double>({2, 9});
+    nabla::apply_vjp_into(u(in, in) * 3.0, std::tie(filled), no_cotangent, flat);
+    CHECK(xt::amax(xt::abs(filled))() == 0.0);
+    // An infinite scale (log of a zero sum) reaches the cells the views read, and no others.
+    const xt::xtensor<double, 2> zero = xt::zeros<double>({6, 8});
+    const auto [v_inf, d_inf] =
+        nabla::value_and_grad(log(sum(u(upto<-5>, whole) + u(from<5>, whole))), zero);
+    CHECK(v_inf == -std::numeric_limits<double>::infinity());
+    for (std::size_t i = 0; i < 6; ++i)
+        for (std::size_t j = 0; j < 8; ++j) {
+            CAPTURE(i, j);
+            if (i == 0 || i == 5)
+                CHECK(d_inf(i, j) == std::numeric_limits<double>::infinity());
+            else
+                CHECK(d_inf(i, j) == 0.0);
+        }
+}

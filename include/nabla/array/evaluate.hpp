@@ -9,6 +9,7 @@
 // AVX-512), read and written unaligned; the elements that do not fill a batch run the same
 // expression on plain doubles. Define NABLA_NO_SIMD, or build without xsimd, for plain loops.
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -1192,23 +1193,39 @@ void scale_fused(Run& run) {
                             const std::size_t a = decode_leaf(code).argument;
                             done[a] = true;
                             if constexpr (P::two_d_mask != 0) {
-                                // The rows and columns the loop's views of the grid cover.
-                                std::size_t top = offset_limit, bottom = 0, left = offset_limit,
-                                            right = 0;
-                                for (const std::size_t other : E::codes) {
-                                    if (!is_array_leaf_code(other) ||
-                                        decode_leaf(other).argument != a)
-                                        continue;
-                                    const leaf_view v = decode_leaf(other);
-                                    top = v.begin < top ? v.begin : top;
-                                    bottom = v.begin > bottom ? v.begin : bottom;
-                                    left = v.begin1 < left ? v.begin1 : left;
-                                    right = v.begin1 > right ? v.begin1 : right;
-                                }
+                                // Row by row, the columns some view reads in that row, each
+                                // once: scaling a cell no view reads would turn its 0 into NaN
+                                // when the scale is infinite.
                                 const extent e = run.shape[j];
-                                for (std::size_t r = top; r < bottom + e.rows; ++r)
-                                    for (std::size_t t = left; t < right + e.cols; ++t)
-                                        run.gradient[a][r * run.cols[a] + t] *= c;
+                                std::array<std::pair<std::size_t, std::size_t>, E::codes.size() + 1>
+                                    spans{};
+                                std::size_t top = offset_limit, bottom = 0;
+                                for (const std::size_t other : E::codes)
+                                    if (is_array_leaf_code(other) &&
+                                        decode_leaf(other).argument == a) {
+                                        top = std::min(top, decode_leaf(other).begin);
+                                        bottom = std::max(bottom, decode_leaf(other).begin);
+                                    }
+                                for (std::size_t r = top; r < bottom + e.rows; ++r) {
+                                    std::size_t count = 0;
+                                    for (const std::size_t other : E::codes) {
+                                        if (!is_array_leaf_code(other) ||
+                                            decode_leaf(other).argument != a)
+                                            continue;
+                                        const leaf_view v = decode_leaf(other);
+                                        if (r >= v.begin && r < v.begin + e.rows)
+                                            spans[count++] = {v.begin1, v.begin1 + e.cols};
+                                    }
+                                    std::sort(spans.begin(), spans.begin() + count);
+                                    double* g = run.gradient[a] + r * run.cols[a];
+                                    std::size_t done_to = 0;
+                                    for (std::size_t q = 0; q < count; ++q) {
+                                        for (std::size_t t = std::max(done_to, spans[q].first);
+                                             t < spans[q].second; ++t)
+                                            g[t] *= c;
+                                        done_to = std::max(done_to, spans[q].second);
+                                    }
+                                }
                                 continue;
                             }
                             std::size_t last = 0;
@@ -1402,18 +1419,38 @@ constexpr bool check_array_call() {
     return arrays;
 }
 
+// A two-dimensional array's layout: its rows contiguous, apart by at least their length and
+// going forward (what an array expression reads and writes), else a shape_error naming it.
+template <class C>
+void check_grid_layout(const C& a, const std::string& what) {
+    const auto rows = static_cast<std::ptrdiff_t>(a.shape()[0]);
+    const auto cols = static_cast<std::ptrdiff_t>(a.shape()[1]);
+    const auto row_step = static_cast<std::ptrdiff_t>(a.strides()[0]);
+    const auto column_step = static_cast<std::ptrdiff_t>(a.strides()[1]);
+    if (cols > 1 && column_step != 1)
+        throw shape_error(what + " is strided along its rows (its elements must be contiguous "
+                                 "within a row)");
+    if (rows > 1 && row_step < cols)
+        throw shape_error(what + " is not row-major with rows going forward (its rows are " +
+                          std::to_string(row_step) + " elements apart, " + std::to_string(cols) +
+                          " long)");
+}
+
+// The memory a two-dimensional array's elements span, in elements from its first.
+template <class C>
+std::size_t grid_span(const C& a) {
+    const std::size_t rows = a.shape()[0], cols = a.shape()[1];
+    if (rows == 0 || cols == 0)
+        return 0;
+    return (rows - 1) * (rows > 1 ? static_cast<std::size_t>(a.strides()[0]) : 0) + cols;
+}
+
 // An argument must be contiguous, or, with two dimensions, have contiguous rows (an xtensor
 // view's elements start at data() + data_offset()); argument k, for the message.
 template <class C>
 void check_array_argument(const C& a, std::size_t k) {
     if constexpr (TwoDimensional<C>) {
-        if (a.shape()[0] > 1 && a.shape()[1] > 0 && a.strides()[1] != 1 && a.shape()[1] != 1)
-            throw shape_error("nabla: a two-dimensional argument's rows must be contiguous; "
-                              "argument " +
-                              std::to_string(k) + " is strided along its rows");
-        if (a.shape()[0] > 1 && static_cast<std::size_t>(a.strides()[0]) < a.shape()[1])
-            throw shape_error("nabla: argument " + std::to_string(k) +
-                              " is not row-major (its rows overlap)");
+        check_grid_layout(a, "nabla: argument " + std::to_string(k));
     } else {
         if constexpr (requires { a.dimension(); }) {
             if (a.dimension() != 1)
@@ -1683,10 +1720,8 @@ bind_gradients(const char* what, const std::tuple<Gradients&...>& gradients, con
     const auto input = [&]<class C>(const C& a) {
         const double* first = first_element(a);
         std::size_t span = a.size();
-        if constexpr (TwoDimensional<C>) {
-            if (a.shape()[0] > 1)
-                span = (a.shape()[0] - 1) * static_cast<std::size_t>(a.strides()[0]) + a.shape()[1];
-        }
+        if constexpr (TwoDimensional<C>)
+            span = grid_span(a);
         inputs[k++] = {first, first + span};
     };
     (input(args), ...);
@@ -1699,9 +1734,14 @@ bind_gradients(const char* what, const std::tuple<Gradients&...>& gradients, con
                                       " has " + std::to_string(gradient.size()) +
                                       " elements, its argument " + std::to_string(sizes[k]));
                 if constexpr (TwoDimensional<C>) {
+                    const std::string name =
+                        std::string(what) + ": gradient array " + std::to_string(k);
+                    check_grid_layout(gradient, name);
                     if (gradient.shape()[0] > 1 &&
-                        (static_cast<std::size_t>(gradient.strides()[0]) != gradient.shape()[1] ||
-                         gradient.strides()[1] != 1))
+                        static_cast<std::size_t>(gradient.strides()[0]) != gradient.shape()[1])
+                        throw shape_error(name + " is not contiguous (its rows lie apart)");
+                } else if constexpr (requires { gradient.strides(); }) {
+                    if (gradient.size() > 1 && gradient.strides()[0] != 1)
                         throw shape_error(std::string(what) + ": gradient array " +
                                           std::to_string(k) + " is not contiguous");
                 }
@@ -1711,12 +1751,19 @@ bind_gradients(const char* what, const std::tuple<Gradients&...>& gradients, con
             (bind(g), ...);
         },
         gradients);
-    for (std::size_t g = 0; g < sizeof...(Args); ++g)
+    for (std::size_t g = 0; g < sizeof...(Args); ++g) {
+        const extent_in_memory written{pointers[g], pointers[g] + sizes[g]};
         for (std::size_t a = 0; a < sizeof...(Args); ++a)
-            if (extent_in_memory{pointers[g], pointers[g] + sizes[g]}.overlaps(inputs[a]))
+            if (written.overlaps(inputs[a]))
                 throw shape_error(std::string(what) + ": gradient array " + std::to_string(g) +
                                   " overlaps argument " + std::to_string(a) +
                                   "; write the gradient into an array of its own");
+        // Gradients are stored, not added: two in one place would keep only the last.
+        for (std::size_t h = 0; h < g; ++h)
+            if (written.overlaps({pointers[h], pointers[h] + sizes[h]}))
+                throw shape_error(std::string(what) + ": gradient arrays " + std::to_string(h) +
+                                  " and " + std::to_string(g) + " overlap");
+    }
     return pointers;
 }
 
@@ -1730,7 +1777,18 @@ void apply_vjp(const array_expression<Body>& f,
                const Args&... args) {
     constexpr std::size_t N = sizeof...(Args);
     using F = program_for<Body, Args...>;
-    if constexpr (check_array_call<Body, Args...>()) {
+    constexpr std::size_t bound = [] {
+        std::size_t b = 0;
+        for (const auto code :
+             codes_of<filter_t<placeholder_predicate, schedule<graph_t<Body>>>>::value)
+            if (is_array_leaf_code(code) && decode_leaf(code).argument + 1 > b)
+                b = decode_leaf(code).argument + 1;
+        return b;
+    }();
+    static_assert(bound <= N,
+                  "nabla::apply_vjp: too few arrays: the expression reads an array variable "
+                  "whose index is not covered by the arrays given (the cotangent comes first).");
+    if constexpr (bound <= N && check_array_call<Body, Args...>()) {
         static_assert(!F::scalar,
                       "nabla::apply_vjp: the expression is a scalar; its pullback is its gradient "
                       "times the cotangent: use nabla::grad.");
@@ -1816,9 +1874,7 @@ void evaluate_into(const array_expression<Body>& f, Out&& out, const Args&... ar
                                       std::to_string(e.rows) + " x " + std::to_string(e.cols) +
                                       ", the destination " + std::to_string(out.shape()[0]) +
                                       " x " + std::to_string(out.shape()[1]));
-                if (e.rows > 0 && e.cols > 1 && out.strides()[1] != 1)
-                    throw shape_error("nabla::evaluate_into: the destination's rows must be "
-                                      "contiguous");
+                detail::check_grid_layout(out, "nabla::evaluate_into: the destination");
                 if (e.rows > 1)
                     stride = static_cast<std::size_t>(out.strides()[0]);
             } else {
@@ -1882,7 +1938,12 @@ void apply_vjp_into(const array_expression<Body>& f,
     const auto pointers = detail::bind_gradients("nabla::apply_vjp_into", gradients, xs...);
     if constexpr (detail::ArrayArgument<Cotangent>) {
         const double* first = detail::first_element(w);
-        const detail::extent_in_memory cotangent{first, first + w.size()};
+        std::size_t span = static_cast<std::size_t>(w.size());
+        if constexpr (detail::TwoDimensional<Cotangent>) {
+            detail::check_grid_layout(w, "nabla::apply_vjp_into: the cotangent");
+            span = detail::grid_span(w);
+        }
+        const detail::extent_in_memory cotangent{first, first + span};
         const std::array<std::size_t, sizeof...(Args)> sizes{
             static_cast<std::size_t>(xs.size())...};
         for (std::size_t g = 0; g < sizeof...(Args); ++g) {

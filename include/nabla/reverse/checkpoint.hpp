@@ -374,7 +374,7 @@ struct final_state_and_reversal {
 // Binomial checkpointing of steps whose pullback is known, so that no tape is recorded:
 // step(x, p) returns the next state, and pullback(x, p, w) returns {w^T dstep/dx, w^T dstep/dp}
 // (a pair or tuple). Written step(x, p, next) and pullback(x, p, w, dx, dp), they fill next and
-// dx (sizing them) and add to dp, and the run allocates nothing per step. State and parameters
+// dx (sizing them) and add to dp, which saves an allocation per step. State and parameters
 // are any containers with value semantics (xt::xtensor, std::vector). With a static array
 // expression the pullback is nabla::apply_vjp:
 //   auto step = [&](const grid& u, const grid& k) { ... nabla::evaluate_into(f, ..., u, k) ... };
