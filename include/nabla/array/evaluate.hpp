@@ -649,6 +649,36 @@ double prepass(Run& run, std::size_t n) {
 template <class P, class Kind>
 inline constexpr bool accumulates = P::value_wanted || !std::is_same_v<Kind, reduction::sum_kind>;
 
+// One element of a fused loop on doubles (what is left after the batches): its value added to
+// `tail`, its adjoints swept with the seed's shape, and each leaf's given to
+// deliver(integral_constant<k>, adjoint).
+template <class P, std::size_t J, class E, std::size_t PoolSize, class State, class Deliver>
+NABLA_ALWAYS_INLINE void fused_tail_element(const row_pointers<E>& at,
+                                            const std::array<double, PoolSize>& pool,
+                                            const std::array<double, P::count + 1>& results,
+                                            std::size_t i,
+                                            double pre,
+                                            State& tail,
+                                            const Deliver& deliver) {
+    using S = schedule<typename E::dense>;
+    using kind = typename P::template kind<J>;
+    const auto leaves = load_leaves<double, E>(at, results, i);
+    element_values<double, E, PoolSize> values{{}, pool, leaves};
+    values.forward();
+    const double v = values.value[S::size - 1];
+    const double shape = kind::shape(v, pre);
+    if constexpr (accumulates<P, kind>)
+        fused_add<kind>(tail, v, shape);
+    adjoint_sweep<S, double, PoolSize, std::array<double, E::leaf_count>> sweep{values, {}};
+    sweep.run(shape);
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+        (deliver(std::integral_constant<std::size_t, K>{},
+                 sweep.adjoint[index_of<S, placeholder<K>>]),
+         ...);
+    }
+    (std::make_index_sequence<E::leaf_count>{});
+}
+
 // The forward loop of a fused group: the reduction's value, and each element's adjoints with the
 // seed's shape, stored into the gradient arrays (the views of one array summed in registers);
 // fusion<P> says when this is allowed.
@@ -792,30 +822,15 @@ void fused_group(Run& run, std::size_t n) {
         const auto scalar_pool = run.template pool_lanes<double>();
         const auto scalar_results = run.template result_lanes<double>();
         std::array<double, leaf_count> tail_adjoint{};
-        for (; i < n; ++i) {
-            const auto leaves = load_leaves<double, E>(at, scalar_results, i);
-            element_values<double, E, Run::pool_size> values{{}, scalar_pool, leaves};
-            values.forward();
-            const double v = values.value[S::size - 1];
-            const double shape = kind::shape(v, pre);
-            if constexpr (accumulates<P, kind>)
-                fused_add<kind>(tail, v, shape);
-            adjoint_sweep<S, double, Run::pool_size, std::array<double, leaf_count>> sweep{values,
-                                                                                           {}};
-            sweep.run(shape);
-            (
-                [&] {
-                    const double a = sweep.adjoint[index_of<S, placeholder<K>>];
-                    if constexpr (is_array_leaf_code(E::codes[K])) {
-                        constexpr leaf_view view = decode_leaf(E::codes[K]);
-                        if constexpr (takes_gradient<P>(E::codes[K]))
-                            run.gradient[view.argument][i + view.begin] += a;
-                    } else {
-                        tail_adjoint[K] += a;
-                    }
-                }(),
-                ...);
-        }
+        for (; i < n; ++i)
+            fused_tail_element<P, J>(
+                at, scalar_pool, scalar_results, i, pre, tail,
+                [&]<std::size_t k>(std::integral_constant<std::size_t, k>, double a) {
+                    if constexpr (takes_gradient<P>(E::codes[k]))
+                        at.gradient[k][i] += a;
+                    else if constexpr (!is_array_leaf_code(E::codes[k]))
+                        tail_adjoint[k] += a;
+                });
         (
             [&] {
                 if constexpr (!is_array_leaf_code(E::codes[K]))
@@ -1122,26 +1137,15 @@ private:
         for (std::size_t u = 0; u < U; ++u) {
             run_.row = r + u;
             const auto at_tail = row_pointers<E>::template of<true>(run_);
-            for (std::size_t t = i; t < n; ++t) {
-                const auto leaves = load_leaves<double, E>(at_tail, scalar_results_, t);
-                element_values<double, E, Run::pool_size> values{{}, scalar_pool_, leaves};
-                values.forward();
-                const double v = values.value[S::size - 1];
-                const double shape = kind::shape(v, pre_);
-                if constexpr (accumulates<P, kind>)
-                    fused_add<kind>(tail_, v, shape);
-                adjoint_sweep<S, double, Run::pool_size, std::array<double, leaf_count>> sweep{
-                    values, {}};
-                sweep.run(shape);
-                each_index<leaf_count>(
-                    [&]<std::size_t k>(std::integral_constant<std::size_t, k>) NABLA_INLINE_LAMBDA {
-                        const double a = sweep.adjoint[index_of<S, placeholder<k>>];
+            for (std::size_t t = i; t < n; ++t)
+                fused_tail_element<P, J>(
+                    at_tail, scalar_pool_, scalar_results_, t, pre_, tail_,
+                    [&]<std::size_t k>(std::integral_constant<std::size_t, k>, double a) {
                         if constexpr (plan[k].gradient)
                             at_tail.gradient[k][t] += a;
                         else if constexpr (!is_array_leaf_code(E::codes[k]))
                             tail_adjoint_[k] += a;
                     });
-            }
         }
     }
 
