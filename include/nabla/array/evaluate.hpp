@@ -13,6 +13,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -1386,6 +1387,20 @@ void reverse_group(Run& run) {
         run.adjoint[k] += add_lanes(scalar_adjoints[k]) + tail_adjoints[k];
 }
 
+inline constexpr std::size_t unknown_length = static_cast<std::size_t>(-1);
+
+// An argument's length where its type holds it (std::array, std::span of fixed extent).
+template <class C>
+constexpr std::size_t static_length() {
+    using T = std::remove_cvref_t<C>;
+    if constexpr (requires { std::tuple_size<T>::value; } && !TwoDimensional<T>)
+        return std::tuple_size<T>::value;
+    else if constexpr (requires { T::extent; })
+        return T::extent == std::dynamic_extent ? unknown_length : T::extent;
+    else
+        return unknown_length;
+}
+
 template <class Body, class... Args>
 constexpr bool check_array_call() {
     constexpr bool arrays = (ArrayArgument<Args> && ...);
@@ -1418,7 +1433,39 @@ constexpr bool check_array_call() {
         }();
         static_assert(axes, "nabla: a view on two axes (x(range<1, -1>, from<1>)) reads a "
                             "two-dimensional array; this argument is one-dimensional.");
-        return below_64 && axes;
+        // Where every one-dimensional argument's length is in its type (std::array, a span of
+        // fixed extent), the loops' lengths are checked here rather than when called.
+        using P = program_for<Body, Args...>;
+        constexpr std::array<std::size_t, sizeof...(Args) + 1> lengths{static_length<Args>()...};
+        constexpr int fit = [&] {
+            const auto loop_fits = [&](const auto& codes, std::size_t count) {
+                std::size_t n = unknown_length;
+                for (std::size_t k = 0; k < count; ++k) {
+                    if (!is_array_leaf_code(codes[k]))
+                        continue;
+                    const leaf_view v = decode_leaf(codes[k]);
+                    if (P::two_d(v.argument) || lengths[v.argument] == unknown_length)
+                        return 0;
+                    if (lengths[v.argument] < v.begin + v.trim)
+                        return 1;
+                    const std::size_t m = lengths[v.argument] - v.begin - v.trim;
+                    if (n != unknown_length && m != n)
+                        return 2;
+                    n = m;
+                }
+                return 0;
+            };
+            const auto& [codes, sizes] = P::leaf_codes;
+            for (std::size_t j = 0; j < P::count; ++j)
+                if (const int r = loop_fits(codes[j], sizes[j]); r != 0)
+                    return r;
+            return loop_fits(P::top::codes, P::top::codes.size());
+        }();
+        static_assert(fit != 1, "nabla: a view drops more elements than its array has (the "
+                                "array's length is in its type).");
+        static_assert(fit != 2, "nabla: element-wise operands of different lengths (the arrays' "
+                                "lengths are in their types).");
+        return below_64 && axes && fit == 0;
     }
     return arrays;
 }
