@@ -12,6 +12,7 @@
 // values:
 //
 //   auto [value, gx] = nabla::value_and_grad(nabla::mode::arrays, f, xs);
+//   xt::xtensor<double, 2> J = nabla::jacobian(nabla::mode::arrays, f, xs);   // with xtensor
 
 #include "api/arrays.hpp"
 #include "array/active.hpp"
@@ -22,3 +23,7 @@
 #include "array/print.hpp"
 #include "array/reductions.hpp"
 #include "nabla.hpp"
+
+#if !defined(NABLA_NO_XTENSOR) && __has_include(<xtensor/xtensor.hpp>)
+#include "api/array_jacobian.hpp"
+#endif

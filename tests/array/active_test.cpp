@@ -742,3 +742,23 @@ TEST_CASE("custom array functions: one entry with the caller's value and pullbac
     CHECK(only_constant.is_constant());
     CHECK(only_constant.value(2) == Approx(1.5));
 }
+
+TEST_CASE("jacobian with arrays: one recording, a sweep per row", "[array][tape]") {
+    for (const std::size_t n : {0UL, 1UL, 7UL, W + 1}) {
+        CAPTURE(n);
+        const auto xs = sample(n, -1.0, 1.0, 3);
+        // F(x) = exp(x) * sum(x): dF_i/dx_j = exp(x_i) (delta_ij sum(x) + 1).
+        const auto f = [](const auto& x) { return exp(x) * sum(x); };
+        const xt::xtensor<double, 2> j = nabla::jacobian(nabla::mode::arrays, f, xs);
+        REQUIRE(j.shape()[0] == n);
+        REQUIRE(j.shape()[1] == n);
+        double total = 0.0;
+        for (const double v : xs)
+            total += v;
+        for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t k = 0; k < n; ++k)
+                CHECK(j(i, k) == Approx(std::exp(xs[i]) * ((i == k ? total : 0.0) + 1.0))
+                                     .epsilon(1e-13)
+                                     .margin(1e-300));
+    }
+}
