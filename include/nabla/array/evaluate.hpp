@@ -1387,6 +1387,16 @@ void reverse_group(Run& run) {
         run.adjoint[k] += add_lanes(scalar_adjoints[k]) + tail_adjoints[k];
 }
 
+// How many arguments graph G reads: one more than the highest array variable it reads.
+template <class G>
+inline constexpr std::size_t arguments_read = [] {
+    std::size_t b = 0;
+    for (const auto code : codes_of<filter_t<placeholder_predicate, schedule<G>>>::value)
+        if (is_array_leaf_code(code) && decode_leaf(code).argument + 1 > b)
+            b = decode_leaf(code).argument + 1;
+    return b;
+}();
+
 inline constexpr std::size_t unknown_length = static_cast<std::size_t>(-1);
 
 // An argument's length where its type holds it (std::array, std::span of fixed extent).
@@ -1524,13 +1534,7 @@ void check_array_argument(const C& a, std::size_t k) {
 template <class P, class Body, class... Args>
 auto start_run(const array_expression<Body>& f, const Args&... args) {
     using G = graph_t<Body>;
-    constexpr std::size_t bound = [] {
-        std::size_t b = 0;
-        for (const auto code : codes_of<filter_t<placeholder_predicate, schedule<G>>>::value)
-            if (is_array_leaf_code(code) && decode_leaf(code).argument + 1 > b)
-                b = decode_leaf(code).argument + 1;
-        return b;
-    }();
+    constexpr std::size_t bound = arguments_read<G>;
     static_assert(bound <= sizeof...(Args),
                   "nabla: too few arrays: the expression reads an array variable whose index is "
                   "not covered by the arguments given.");
@@ -1828,14 +1832,7 @@ void apply_vjp(const array_expression<Body>& f,
                const Args&... args) {
     constexpr std::size_t N = sizeof...(Args);
     using F = program_for<Body, Args...>;
-    constexpr std::size_t bound = [] {
-        std::size_t b = 0;
-        for (const auto code :
-             codes_of<filter_t<placeholder_predicate, schedule<graph_t<Body>>>>::value)
-            if (is_array_leaf_code(code) && decode_leaf(code).argument + 1 > b)
-                b = decode_leaf(code).argument + 1;
-        return b;
-    }();
+    constexpr std::size_t bound = arguments_read<graph_t<Body>>;
     static_assert(bound <= N,
                   "nabla::apply_vjp: too few arrays: the expression reads an array variable "
                   "whose index is not covered by the arrays given (the cotangent comes first).");
