@@ -275,6 +275,106 @@ void bench_logsumexp(std::size_t n) {
                         gradients[1].best_ns / values[1].best_ns);
 }
 
+// A matrix product C = A B of n x n matrices (Eigen's, nabla's in a static expression written
+// into an array, nabla's on the tape), and the value and gradient of the least-squares loss
+// 0.5 |A B - T|^2 with respect to A and B: three products, R = A B - T, dA = R B^T, dB = A^T R
+// (Eigen, written out; nabla, the static expression).
+void bench_matmul(std::size_t n) {
+#if NABLA_BENCH_EIGEN
+    using matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    const auto en = static_cast<Eigen::Index>(n);
+    const auto av = uniform(n * n, -1.0, 1.0, 11), bv = uniform(n * n, -1.0, 1.0, 12),
+               tv = uniform(n * n, -1.0, 1.0, 13);
+    const auto shape = std::array<std::size_t, 2>{n, n};
+    xt::xtensor<double, 2> a(shape), b(shape), t(shape), out(shape), ga(shape), gb(shape);
+    std::copy(av.begin(), av.end(), a.data());
+    std::copy(bv.begin(), bv.end(), b.data());
+    std::copy(tv.begin(), tv.end(), t.data());
+    const Eigen::Map<const matrix> ea(av.data(), en, en), eb(bv.data(), en, en),
+        et(tv.data(), en, en);
+    matrix ec(en, en), er(en, en), ega(en, en), egb(en, en);
+    const auto [A, B, T] = nabla::array_variables<3>();
+    const auto product = matmul(A, B);
+    const nabla::var_matrix ta(a), tb(b);
+    const long calls =
+        std::max(1L, static_cast<long>(2e9 / (2.0 * static_cast<double>(n * n * n))));
+    std::vector<contender> products{{"Eigen"}, {"nabla static"}, {"nabla tape"}};
+    race(
+        products, calls, rounds,
+        [&](long) {
+            ec.noalias() = ea * eb;
+            keep(ec(0, 0));
+        },
+        [&](long) {
+            nabla::evaluate_into(product, out, a, b);
+            keep(out(0, 0));
+        },
+        [&](long) { keep(matmul(ta, tb).value(0, 0)); });
+    report(square_title("matrix product A B", n).c_str(), products);
+    std::printf("  nabla's product / Eigen's speed: %.2f\n",
+                products[0].best_ns / products[1].best_ns);
+    nabla_bench::record(square_title("matrix product A B", n).c_str(), "nabla static",
+                        "speed / Eigen's", products[0].best_ns / products[1].best_ns);
+
+    const auto loss = 0.5 * sum(square(matmul(A, B) - T));
+    std::vector<contender> gradients{{"Eigen, three products"}, {"nabla static"}};
+    std::vector<double> gt(n * n);
+    race(
+        gradients, calls, rounds,
+        [&](long) {
+            er.noalias() = ea * eb;
+            er -= et;
+            ega.noalias() = er * eb.transpose();
+            egb.noalias() = ea.transpose() * er;
+            keep(0.5 * er.squaredNorm());
+            keep(ega(0, 0));
+        },
+        [&](long) {
+            keep(nabla::value_and_grad_into(loss, std::tie(ga, gb, gt), a, b, t));
+            keep(ga(0, 0));
+        });
+    report(square_title("least squares 0.5 |A B - T|^2, value and gradient", n).c_str(), gradients);
+    std::printf("  value and gradient / one product (Eigen's): Eigen %.2f, nabla %.2f\n",
+                gradients[0].best_ns / products[0].best_ns,
+                gradients[1].best_ns / products[0].best_ns);
+#else
+    (void)n;
+#endif
+}
+
+// The element-wise chain, Rosenbrock and log-sum-exp on one thread and on two
+// (nabla::set_array_threads), value and gradient into the caller's arrays.
+void bench_threads(std::size_t n) {
+    const auto [x, y] = nabla::array_variables<2>();
+    const auto chain = sum(exp(-0.5 * x) * sqrt(x * x + y * y + 1.0) / (1.0 + y * y));
+    const auto rosenbrock = sum(100.0 * square(x(nabla::from<1>) - square(x(nabla::upto<-1>))) +
+                                square(1.0 - x(nabla::upto<-1>)));
+    const auto lse = logsumexp(x);
+    const auto xs = uniform(n, 0.5, 1.5, 4), ys = uniform(n, 0.5, 2.0, 5);
+    std::vector<double> gx(n), gy(n);
+    const auto two_ways = [&](const char* name, const auto& f, auto&&... gradients) {
+        std::vector<contender> c{{"nabla, 1 thread"}, {"nabla, 2 threads"}};
+        race(
+            c, calls_for(n), rounds,
+            [&](long) {
+                nabla::set_array_threads(1);
+                keep(nabla::value_and_grad_into(f, std::tie(gradients...), xs, ys));
+            },
+            [&](long) {
+                nabla::set_array_threads(2);
+                keep(nabla::value_and_grad_into(f, std::tie(gradients...), xs, ys));
+            });
+        nabla::set_array_threads(1);
+        report(title(name, n).c_str(), c);
+        std::printf("  speed-up on 2 threads: %.2fx\n", c[0].best_ns / c[1].best_ns);
+        nabla_bench::record(title(name, n).c_str(), "nabla", "speed-up on 2 threads",
+                            c[0].best_ns / c[1].best_ns);
+    };
+    two_ways("threads: element-wise chain, value and gradient", chain, gx, gy);
+    two_ways("threads: extended Rosenbrock, value and gradient", rosenbrock, gx, gy);
+    two_ways("threads: log-sum-exp, value and gradient", lse, gx, gy);
+}
+
 // The dense layer loss sum(tanh(W x + b)^2) for an n x n W: its matrix-vector product alone (the
 // hand-written one, Eigen's, nabla's matvec on constants) and its value and gradient (hand-written,
 // and on nabla's tape with W as an xt::xtensor<double, 2>).
@@ -316,15 +416,29 @@ void bench_dense(std::size_t n) {
         const auto h = tanh(matvec(weights, x) + b);
         return sum(h * h);
     };
-    std::vector<contender> gradients{
-        {"hand-written xsimd"}, {"nabla tape, into arrays"}, {"nabla tape, new arrays"}};
+    const auto [W, x, b] = nabla::array_variables<3>();
+    const auto loss = layer(W, x, b);
+    std::vector<contender> gradients{{"hand-written xsimd"},
+                                     {"hand-written, two passes"},
+                                     {"nabla static"},
+                                     {"nabla tape, into arrays"},
+                                     {"nabla tape, new arrays"}};
     xt::xtensor<double, 2> gwt(std::array<std::size_t, 2>{n, n});
     race(
         gradients, calls, rounds,
         [&](long) {
+            keep(nabla_bench::hand::dense_value_and_grad_one_pass(
+                wv.data(), xs.data(), bs.data(), n, n, gw.data(), gx.data(), gb.data()));
+            keep(gw[n / 2]);
+        },
+        [&](long) {
             keep(nabla_bench::hand::dense_value_and_grad(wv.data(), xs.data(), bs.data(), n, n,
                                                          gw.data(), gx.data(), gb.data()));
             keep(gw[n / 2]);
+        },
+        [&](long) {
+            keep(nabla::value_and_grad_into(loss, std::tie(gwt, gx, gb), w, xs, bs));
+            keep(gwt(n / 2, n / 2));
         },
         [&](long) {
             keep(nabla::value_and_grad_into(nabla::mode::arrays, layer, std::tie(gwt, gx, gb), w,
@@ -336,9 +450,11 @@ void bench_dense(std::size_t n) {
             keep(r.value);
         });
     report(square_title("dense layer, value and gradient", n).c_str(), gradients);
-    std::printf("  value and gradient / hand-written W x: hand-written %.2f, nabla %.2f\n",
+    std::printf("  value and gradient / hand-written W x: hand-written %.2f, nabla static %.2f, "
+                "nabla tape %.2f\n",
                 gradients[0].best_ns / products[0].best_ns,
-                gradients[1].best_ns / products[0].best_ns);
+                gradients[2].best_ns / products[0].best_ns,
+                gradients[3].best_ns / products[0].best_ns);
 }
 
 // One explicit step of the heat equation on an n x n field (interior points updated, the
@@ -457,7 +573,7 @@ int main(int argc, char** argv) {
         for (const std::size_t n : {256UL, 1024UL, 4096UL})
             bench_heat(n);
     if (!only.empty() && only != "sum" && only != "chain" && only != "rosenbrock" &&
-        only != "logsumexp" && only != "dense")
+        only != "logsumexp" && only != "dense" && only != "threads" && only != "matmul")
         return 0;
     const double triad = triad_bandwidth(10'000'000);
     std::printf("STREAM triad, n = 1e7: %.2f GB/s\n\n", triad * 1e-9);
@@ -477,4 +593,10 @@ int main(int argc, char** argv) {
     for (const std::size_t n : {256UL, 1024UL, 2048UL})
         if (want("dense"))
             bench_dense(n);
+    for (const std::size_t n : {256UL, 512UL, 1024UL})
+        if (want("matmul"))
+            bench_matmul(n);
+    for (const std::size_t n : {100'000UL, 1'000'000UL, 10'000'000UL})
+        if (want("threads"))
+            bench_threads(n);
 }

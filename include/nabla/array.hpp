@@ -21,6 +21,7 @@
 #include "array/matrix.hpp"
 #include "array/plan.hpp"
 #include "array/print.hpp"
+#include "array/products.hpp"
 #include "array/reductions.hpp"
 #include "nabla.hpp"
 

@@ -56,11 +56,14 @@ inline constexpr arrays_t arrays{};
 
 namespace detail {
 
+// Evaluated in a constant expression by its callers, so that its message comes before anything
+// the rest of the call would report.
 template <class... Args>
-constexpr void check_gradient_arguments() {
-    static_assert(one_container<Args...> || (Number<Args> && ...),
-                  "nabla::value_and_grad(f, args...): the arguments are numbers, one per "
-                  "parameter of f, or a single container (std::array, std::vector, xtensor).");
+constexpr bool check_gradient_arguments() {
+    constexpr bool ok = one_container<Args...> || (Number<Args> && ...);
+    static_assert(ok, "nabla::value_and_grad(f, args...): the arguments are numbers, one per "
+                      "parameter of f, or a single container (std::array, std::vector, xtensor).");
+    return ok;
 }
 
 template <class C>
@@ -93,8 +96,9 @@ inline constexpr bool prefers_reverse = prefers_reverse_for<Args...>::value;
 template <class F, class... Args>
 NABLA_ALWAYS_INLINE constexpr auto
 value_and_grad(mode::forward_t, const F& f, const Args&... args) {
-    detail::check_gradient_arguments<Args...>();
-    if constexpr (detail::one_container<Args...>)
+    if constexpr (!detail::check_gradient_arguments<Args...>())
+        return 0.0;
+    else if constexpr (detail::one_container<Args...>)
         return detail::forward_value_and_grad_container(f, args...);
     else
         return detail::forward_value_and_grad(f, args...);
@@ -103,8 +107,9 @@ value_and_grad(mode::forward_t, const F& f, const Args&... args) {
 template <class F, class... Args>
 NABLA_ALWAYS_INLINE constexpr auto
 value_and_grad(mode::reverse_t, const F& f, const Args&... args) {
-    detail::check_gradient_arguments<Args...>();
-    if constexpr (Expression<F>)
+    if constexpr (!detail::check_gradient_arguments<Args...>())
+        return 0.0;
+    else if constexpr (Expression<F>)
         return detail::static_value_and_grad(f, args...);
     else if constexpr (detail::one_container<Args...>)
         return detail::reverse_value_and_grad_container(f, args...);

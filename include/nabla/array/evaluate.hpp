@@ -28,6 +28,7 @@
 #include "expression.hpp"
 #include "plan.hpp"
 #include "reductions.hpp"
+#include "threads.hpp"
 
 #if !defined(NABLA_NO_SIMD) && __has_include(<xsimd/xsimd.hpp>)
 #include "../simd/lanes.hpp"
@@ -174,8 +175,19 @@ constexpr std::uint64_t two_d_mask() {
     return mask;
 }
 
+// Bit k set where graph G reads argument k (the first 64).
+template <class G>
+inline constexpr std::uint64_t read_mask = [] {
+    std::uint64_t m = 0;
+    for (const auto code : codes_of<filter_t<placeholder_predicate, schedule<G>>>::value)
+        if (is_array_leaf_code(code) && decode_leaf(code).argument < 64)
+            m |= std::uint64_t{1} << decode_leaf(code).argument;
+    return m;
+}();
+
+// An argument the expression does not read does not make its loops two-dimensional.
 template <class Body, class... Args>
-using program_for = program<graph_t<Body>, two_d_mask<Args...>()>;
+using program_for = program<graph_t<Body>, two_d_mask<Args...>() & read_mask<graph_t<Body>>>;
 
 // Where a leaf reads its argument: rows and columns of a two-dimensional one; a one-dimensional
 // one has columns only (its axis 0), the same in every row of the loop.
@@ -394,6 +406,53 @@ template <class L, class E, class Run, std::size_t Count>
 NABLA_ALWAYS_INLINE std::array<L, E::leaf_count>
 load_leaves(const Run& run, const std::array<L, Count>& results, std::size_t i) {
     return load_leaves<L, E>(row_pointers<E>::template of<false>(run), results, i);
+}
+
+// How a loop over e is cut into chunks (array/threads.hpp): elements of its one row, or whole
+// rows of a grid; chunk_size elements each, a multiple of the unrolled batches, the last shorter.
+struct chunking {
+    extent whole;
+    std::size_t count = 1;
+    std::size_t rows_each = 0;  // rows per chunk of a grid; 0: elements of one row
+    std::size_t cols_each = 0;
+
+    explicit chunking(extent e) : whole(e) {
+        if (e.rows <= 1) {
+            cols_each = chunk_size;
+            count = e.cols > chunk_size ? (e.cols + chunk_size - 1) / chunk_size : 1;
+        } else {
+            rows_each = std::max<std::size_t>(1, chunk_size / std::max<std::size_t>(1, e.cols));
+            count = e.size() > chunk_size ? (e.rows + rows_each - 1) / rows_each : 1;
+        }
+    }
+    // The first row and element of chunk c, and its extent.
+    std::size_t first_row(std::size_t c) const { return rows_each == 0 ? 0 : c * rows_each; }
+    std::size_t first_col(std::size_t c) const { return rows_each == 0 ? c * cols_each : 0; }
+    extent part(std::size_t c) const {
+        if (rows_each == 0)
+            return {whole.rows, std::min(cols_each, whole.cols - c * cols_each)};
+        return {std::min(rows_each, whole.rows - c * rows_each), whole.cols};
+    }
+};
+
+// The run seen from chunk c: every argument (and gradient) moved to the chunk's first element,
+// or the grids to its first row (a one-dimensional argument is then the same row vector).
+template <class P, class Run>
+Run chunk_run(const Run& run, const chunking& cut, std::size_t c) {
+    Run sub = run;
+    const std::size_t row0 = cut.first_row(c), col0 = cut.first_col(c);
+    for (std::size_t k = 0; k < sub.data.size(); ++k) {
+        if (cut.rows_each == 0) {
+            sub.data[k] += col0;
+            if (sub.gradient[k] != nullptr)
+                sub.gradient[k] += col0;
+        } else if (P::two_d(k)) {
+            sub.data[k] += row0 * sub.stride[k];
+            if (sub.gradient[k] != nullptr)
+                sub.gradient[k] += row0 * sub.cols[k];
+        }
+    }
+    return sub;
 }
 
 template <class L, class E, std::size_t PoolSize>
@@ -617,18 +676,19 @@ NABLA_ALWAYS_INLINE auto fold_states(std::array<State, U>& states) {
 
 // A value-only loop over reduction J's elements with another kind (logsumexp's maximum).
 template <class P, std::size_t J, class Kind, class Run>
-double prepass(Run& run, std::size_t n) {
+auto prepass_range(Run& run, extent e) {
     using E = typename P::template body<J>;
     using L = lanes;
     constexpr std::size_t W = width<L>;
     constexpr std::size_t unroll = 4;
+    const std::size_t n = e.cols;
     const auto pool = run.template pool_lanes<L>();
     const auto results = run.template result_lanes<L>();
     const auto scalar_pool = run.template pool_lanes<double>();
     const auto scalar_results = run.template result_lanes<double>();
     std::array<typename Kind::template state<L>, unroll> states{};
     typename Kind::template state<double> tail{};
-    for (run.row = 0; run.row < run.shape[J].rows; ++run.row) {
+    for (run.row = 0; run.row < e.rows; ++run.row) {
         const auto at = row_pointers<E>::template of<false>(run);
         std::size_t i = 0;
         for (; i + unroll * W <= n; i += unroll * W)
@@ -642,7 +702,23 @@ double prepass(Run& run, std::size_t n) {
     run.row = 0;
     auto scalar = fold_states<W>(states);
     scalar.merge(tail);
-    return Kind::result(scalar, run.shape[J].size());
+    return scalar;
+}
+
+template <class P, std::size_t J, class Kind, class Run>
+double prepass(Run& run) {
+    const extent e = run.shape[J];
+    const chunking cut(e);
+    if (cut.count == 1)
+        return Kind::result(prepass_range<P, J, Kind>(run, e), e.size());
+    std::vector<typename Kind::template state<double>> parts(cut.count);
+    for_each_chunk(cut.count, [&](std::size_t c) {
+        Run sub = chunk_run<P>(run, cut, c);
+        parts[c] = prepass_range<P, J, Kind>(sub, cut.part(c));
+    });
+    for (std::size_t c = 1; c < cut.count; ++c)
+        parts[0].merge(parts[c]);
+    return Kind::result(parts[0], e.size());
 }
 
 // Whether a fused loop accumulates its reduction: always, except a sum whose value nobody reads
@@ -680,19 +756,14 @@ NABLA_ALWAYS_INLINE void fused_tail_element(const row_pointers<E>& at,
     (std::make_index_sequence<E::leaf_count>{});
 }
 
-// The forward loop of a fused group: the reduction's value, and each element's adjoints with the
-// seed's shape, stored into the gradient arrays (the views of one array summed in registers);
-// fusion<P> says when this is allowed.
-template <class P, std::size_t J, class Run>
-void fused_group(Run& run, std::size_t n) {
+// How a fused group's leaves write their adjoints: each view's shift from its argument's first
+// view, and the leaf that stores each argument's block (its first leaf; the others add to it).
+template <class P, std::size_t J>
+struct fused_layout {
     using E = typename P::template body<J>;
-    using S = schedule<typename E::dense>;
-    using kind = typename P::template kind<J>;
     using F = fusion<P>;
-    using L = lanes;
-    constexpr std::size_t W = width<L>;
-    constexpr std::size_t leaf_count = E::leaf_count;
-    constexpr auto shift = [] {
+    static constexpr std::size_t leaf_count = E::leaf_count;
+    static constexpr auto shift = [] {
         std::array<std::size_t, leaf_count> s{};
         for (std::size_t k = 0; k < leaf_count; ++k)
             if (is_array_leaf_code(E::codes[k])) {
@@ -701,8 +772,7 @@ void fused_group(Run& run, std::size_t n) {
             }
         return s;
     }();
-    // The leaf that stores each argument's block (its first leaf); the others add to it.
-    constexpr auto leader = [] {
+    static constexpr auto leader = [] {
         std::array<std::size_t, leaf_count> first{};
         for (std::size_t k = 0; k < leaf_count; ++k) {
             first[k] = k;
@@ -715,27 +785,38 @@ void fused_group(Run& run, std::size_t n) {
         }
         return first;
     }();
+};
+
+// What one chunk of a fused loop leaves: its reduction's state, the adjoints of its scalar leaves,
+// and the adjoint lanes of shifted views that belong to the next chunk's first elements.
+template <class P, std::size_t J>
+struct fused_part {
+    typename P::template kind<J>::template state<double> state{};
+    std::array<double, P::template body<J>::leaf_count> scalar_adjoint{};
+    std::array<lanes, P::template body<J>::leaf_count> carried{};
+};
+
+// The fused loop over the n elements of a run (a chunk's: its first element is element c0 of the
+// whole loop). Last: the chunk that ends the loop, which also zeroes the gradients past the views,
+// adds the lanes it carries and runs the elements that do not fill a batch on doubles.
+template <class P, std::size_t J, bool Last, class Run>
+fused_part<P, J> fused_range(Run& run, std::size_t n, double pre, std::size_t c0) {
+    using E = typename P::template body<J>;
+    using S = schedule<typename E::dense>;
+    using kind = typename P::template kind<J>;
+    using F = fusion<P>;
+    using L = lanes;
+    constexpr std::size_t W = width<L>;
+    constexpr std::size_t leaf_count = E::leaf_count;
+    constexpr auto shift = fused_layout<P, J>::shift;
+    constexpr auto leader = fused_layout<P, J>::leader;
+    fused_part<P, J> part;
 
     [&]<std::size_t... K>(std::index_sequence<K...>) {
-        // Elements before the first view of each argument get no adjoint.
-        (
-            [&] {
-                if constexpr (takes_gradient<P>(E::codes[K]) && leader[K] == K) {
-                    constexpr leaf_view v = decode_leaf(E::codes[K]);
-                    double* g = run.gradient[v.argument];
-                    for (std::size_t t = 0; t < F::first_begin(J, v.argument); ++t)
-                        g[t] = 0.0;
-                }
-            }(),
-            ...);
-
         const auto pool = run.template pool_lanes<L>();
         const auto results = run.template result_lanes<L>();
         // The value accumulates as in the forward loop (four states, whole blocks of four
         // batches first), so that it equals the value computed alone, to the last bit.
-        double pre = 0.0;
-        if constexpr (requires { typename kind::prepass; })
-            pre = prepass<P, J, typename kind::prepass>(run, n);
         using state = typename kind::template state<L>;
         constexpr std::size_t unroll = 4;
         std::array<state, unroll> states{};
@@ -793,6 +874,18 @@ void fused_group(Run& run, std::size_t n) {
                 }(),
                 ...);
         }
+        auto scalar = fold_states<W>(states);
+        if constexpr (!Last) {
+            part.carried = previous;
+            (
+                [&] {
+                    if constexpr (!is_array_leaf_code(E::codes[K]))
+                        part.scalar_adjoint[K] = add_lanes(scalar_adjoint[K]);
+                }(),
+                ...);
+            part.state = scalar;
+            return;
+        }
         // From here on the gradient arrays are accumulated: zero what is left of them, add the
         // lanes still carried, then run the remaining elements on doubles.
         (
@@ -801,7 +894,7 @@ void fused_group(Run& run, std::size_t n) {
                     constexpr leaf_view v = decode_leaf(E::codes[K]);
                     double* g = run.gradient[v.argument];
                     for (std::size_t t = i + F::first_begin(J, v.argument);
-                         t < run.size[v.argument]; ++t)
+                         t < run.size[v.argument] - c0; ++t)
                         g[t] = 0.0;
                 }
             }(),
@@ -818,7 +911,6 @@ void fused_group(Run& run, std::size_t n) {
                 }(),
                 ...);
         }
-        auto scalar = fold_states<W>(states);
         auto tail = fused_initial<kind, double>(pre);
         const auto scalar_pool = run.template pool_lanes<double>();
         const auto scalar_results = run.template result_lanes<double>();
@@ -835,15 +927,96 @@ void fused_group(Run& run, std::size_t n) {
         (
             [&] {
                 if constexpr (!is_array_leaf_code(E::codes[K]))
-                    run.unit_adjoint[J][E::codes[K] & ~scalar_leaf_flag] +=
-                        add_lanes(scalar_adjoint[K]) + tail_adjoint[K];
+                    part.scalar_adjoint[K] = add_lanes(scalar_adjoint[K]) + tail_adjoint[K];
             }(),
             ...);
         scalar.merge(tail);
-        std::get<J>(run.state) = scalar;
-        run.result[J] = kind::result(scalar, n);
+        part.state = scalar;
     }
     (std::make_index_sequence<leaf_count>{});
+    return part;
+}
+
+// The forward loop of a fused group: the reduction's value, and each element's adjoints with the
+// seed's shape, stored into the gradient arrays (the views of one array summed in registers);
+// fusion<P> says when this is allowed. Over more than chunk_size elements, chunks of the loop
+// run on the pool's threads; the lanes a chunk carries over are added once all are done, and the
+// states merged in chunk order.
+template <class P, std::size_t J, class Run>
+void fused_group(Run& run, std::size_t n) {
+    using E = typename P::template body<J>;
+    using kind = typename P::template kind<J>;
+    using F = fusion<P>;
+    constexpr std::size_t W = width<lanes>;
+    constexpr auto shift = fused_layout<P, J>::shift;
+    constexpr auto leader = fused_layout<P, J>::leader;
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+        // Elements before the first view of each argument get no adjoint.
+        (
+            [&] {
+                if constexpr (takes_gradient<P>(E::codes[K]) && leader[K] == K) {
+                    constexpr leaf_view v = decode_leaf(E::codes[K]);
+                    double* g = run.gradient[v.argument];
+                    for (std::size_t t = 0; t < F::first_begin(J, v.argument); ++t)
+                        g[t] = 0.0;
+                }
+            }(),
+            ...);
+    }
+    (std::make_index_sequence<E::leaf_count>{});
+    double pre = 0.0;
+    if constexpr (requires { typename kind::prepass; })
+        pre = prepass<P, J, typename kind::prepass>(run);
+    const chunking cut(extent{1, n});
+    fused_part<P, J> total;
+    if (cut.count == 1) {
+        total = fused_range<P, J, true>(run, n, pre, 0);
+    } else {
+        std::vector<fused_part<P, J>> parts(cut.count);
+        for_each_chunk(cut.count, [&](std::size_t c) {
+            Run sub = chunk_run<P>(run, cut, c);
+            const std::size_t length = cut.part(c).cols;
+            if (c + 1 == cut.count)
+                parts[c] = fused_range<P, J, true>(sub, length, pre, cut.first_col(c));
+            else
+                parts[c] = fused_range<P, J, false>(sub, length, pre, cut.first_col(c));
+        });
+        total = parts[0];
+        for (std::size_t c = 0; c < cut.count; ++c) {
+            [&]<std::size_t... K>(std::index_sequence<K...>) {
+                (
+                    [&] {
+                        if constexpr (takes_gradient<P>(E::codes[K]) && shift[K] > 0) {
+                            if (c + 1 == cut.count)
+                                return;
+                            constexpr leaf_view v = decode_leaf(E::codes[K]);
+                            double* g = run.gradient[v.argument] + cut.first_col(c + 1) +
+                                        F::first_begin(J, v.argument);
+                            for (std::size_t t = 0; t < shift[K]; ++t)
+                                g[t] += lane_of(parts[c].carried[K], W - shift[K] + t);
+                        }
+                        if constexpr (!is_array_leaf_code(E::codes[K]))
+                            if (c > 0)
+                                total.scalar_adjoint[K] += parts[c].scalar_adjoint[K];
+                    }(),
+                    ...);
+            }
+            (std::make_index_sequence<E::leaf_count>{});
+            if (c > 0)
+                total.state.merge(parts[c].state);
+        }
+    }
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+        (
+            [&] {
+                if constexpr (!is_array_leaf_code(E::codes[K]))
+                    run.unit_adjoint[J][E::codes[K] & ~scalar_leaf_flag] += total.scalar_adjoint[K];
+            }(),
+            ...);
+    }
+    (std::make_index_sequence<E::leaf_count>{});
+    std::get<J>(run.state) = total.state;
+    run.result[J] = kind::result(total.state, n);
 }
 
 // f(integral_constant<I>) for I = 0 .. N - 1, in order.
@@ -962,7 +1135,6 @@ public:
           scalar_results_(run.template result_lanes<double>()) {}
 
     void operator()() {
-        const std::size_t n = e_.cols;
         // Rows no pass stores: above the last row begin, and below the last row plus it.
         each_index<leaf_count>([&]<std::size_t k>(
                                    std::integral_constant<std::size_t, k>) NABLA_INLINE_LAMBDA {
@@ -975,7 +1147,7 @@ public:
             }
         });
         if constexpr (requires { typename kind::prepass; })
-            pre_ = prepass<P, J, typename kind::prepass>(run_, n);
+            pre_ = prepass<P, J, typename kind::prepass>(run_);
         states_.fill(fused_initial<kind, L>(pre_));
         tail_ = fused_initial<kind, double>(pre_);
         std::size_t r = 0;
@@ -1221,7 +1393,12 @@ void scale_fused(Run& run) {
                                         if (r >= v.begin && r < v.begin + e.rows)
                                             spans[count++] = {v.begin1, v.begin1 + e.cols};
                                     }
-                                    std::sort(spans.begin(), spans.begin() + count);
+                                    // Insertion sort: a handful of spans (std::sort here
+                                    // draws a false -Warray-bounds from g++ 12).
+                                    for (std::size_t q = 1; q < count; ++q)
+                                        for (std::size_t t = q; t > 0 && spans[t] < spans[t - 1];
+                                             --t)
+                                            std::swap(spans[t], spans[t - 1]);
                                     double* g = run.gradient[a] + r * run.cols[a];
                                     std::size_t done_to = 0;
                                     for (std::size_t q = 0; q < count; ++q) {
@@ -1281,21 +1458,13 @@ void check_lengths(Run& run) {
     (std::make_index_sequence<P::group_count>{});
 }
 
-// The forward loop of one group: every member reduction accumulates in four states per lane
-// (independent chains the processor overlaps), merged in a fixed order at the end.
-template <class P, std::size_t Group, bool Gradient, class Run>
-void forward_group(Run& run) {
+// The forward loop of one group over e (a chunk's, on the chunk's run): every member reduction
+// accumulates in four states per lane (independent chains the processor overlaps), merged in a
+// fixed order at the end; the members' states.
+template <class P, std::size_t Group, class Run>
+auto forward_range(Run& run, extent e) {
     constexpr auto members = group_members<P, Group>;
-    const extent e = group_extent<P, Group>(run);
     const std::size_t n = e.cols;
-    if constexpr (Gradient && fusion<P>::fused[Group] != P::count) {
-        if constexpr (P::two_d_mask != 0)
-            fused_grid_group<P, fusion<P>::fused[Group]>(run, e);
-        else
-            fused_group<P, fusion<P>::fused[Group]>(run, n);
-        return;
-    }
-
     using L = lanes;
     constexpr std::size_t W = width<L>;
     const auto pool = run.template pool_lanes<L>();
@@ -1303,7 +1472,7 @@ void forward_group(Run& run) {
     const auto scalar_pool = run.template pool_lanes<double>();
     const auto scalar_results = run.template result_lanes<double>();
 
-    [&]<std::size_t... M>(std::index_sequence<M...>) {
+    return [&]<std::size_t... M>(std::index_sequence<M...>) {
         constexpr std::size_t unroll = 4;
         std::tuple<
             std::array<typename P::template kind<members.first[M]>::template state<L>, unroll>...>
@@ -1336,25 +1505,63 @@ void forward_group(Run& run) {
                  ...);
         }
         run.row = 0;
+        return std::tuple{[&] {
+            auto scalar = fold_states<W>(std::get<M>(lanes_states));
+            scalar.merge(std::get<M>(tail_states));
+            return scalar;
+        }()...};
+    }
+    (std::make_index_sequence<members.second>{});
+}
+
+template <class P, std::size_t Group, bool Gradient, class Run>
+void forward_group(Run& run) {
+    constexpr auto members = group_members<P, Group>;
+    const extent e = group_extent<P, Group>(run);
+    if constexpr (Gradient && fusion<P>::fused[Group] != P::count) {
+        if constexpr (P::two_d_mask != 0)
+            fused_grid_group<P, fusion<P>::fused[Group]>(run, e);
+        else
+            fused_group<P, fusion<P>::fused[Group]>(run, e.cols);
+        return;
+    }
+    const chunking cut(e);
+    auto states = [&] {
+        if (cut.count == 1)
+            return forward_range<P, Group>(run, e);
+        // Each chunk's states, merged in chunk order: the same result with any number of
+        // threads.
+        std::vector<decltype(forward_range<P, Group>(run, e))> parts(cut.count);
+        for_each_chunk(cut.count, [&](std::size_t c) {
+            Run sub = chunk_run<P>(run, cut, c);
+            parts[c] = forward_range<P, Group>(sub, cut.part(c));
+        });
+        for (std::size_t c = 1; c < cut.count; ++c)
+            [&]<std::size_t... M>(std::index_sequence<M...>) {
+                (std::get<M>(parts[0]).merge(std::get<M>(parts[c])), ...);
+            }
+        (std::make_index_sequence<members.second>{});
+        return parts[0];
+    }();
+    [&]<std::size_t... M>(std::index_sequence<M...>) {
         (
             [&] {
                 constexpr std::size_t j = members.first[M];
-                auto scalar = fold_states<W>(std::get<M>(lanes_states));
-                scalar.merge(std::get<M>(tail_states));
-                std::get<j>(run.state) = scalar;
-                run.result[j] = P::template kind<j>::result(scalar, e.size());
+                std::get<j>(run.state) = std::get<M>(states);
+                run.result[j] = P::template kind<j>::result(std::get<M>(states), e.size());
             }(),
             ...);
     }
     (std::make_index_sequence<members.second>{});
 }
 
+// The reverse loop of one group over e (a chunk's, on the chunk's run; `count` elements in the
+// whole loop): the adjoints added into the gradient arrays, and those of the scalar leaves
+// returned.
 template <class P, std::size_t Group, class Run>
-void reverse_group(Run& run) {
+std::array<double, P::count + 1> reverse_range(Run& run, extent e, std::size_t count) {
     constexpr auto members = group_members<P, Group>;
-    const extent e = run.shape[members.first[0]];
     const std::size_t n = e.cols;
-    const std::size_t count = e.size();
     using L = lanes;
     constexpr std::size_t W = width<L>;
     const auto pool = run.template pool_lanes<L>();
@@ -1384,7 +1591,36 @@ void reverse_group(Run& run) {
     }
     (std::make_index_sequence<members.second>{});
     for (std::size_t k = 0; k < P::count; ++k)
-        run.adjoint[k] += add_lanes(scalar_adjoints[k]) + tail_adjoints[k];
+        tail_adjoints[k] += add_lanes(scalar_adjoints[k]);
+    return tail_adjoints;
+}
+
+// One-dimensional reverse loops over more than chunk_size elements run in chunks: the even ones,
+// then the odd ones, so that chunks running at once never add into the same gradient elements
+// (views of one array reach at most 4095 elements past a chunk); the scalar leaves' adjoints are
+// summed in chunk order. Grids run in one piece.
+template <class P, std::size_t Group, class Run>
+void reverse_group(Run& run) {
+    constexpr auto members = group_members<P, Group>;
+    const extent e = run.shape[members.first[0]];
+    const chunking cut(e);
+    std::array<double, P::count + 1> adjoints{};
+    if (e.rows > 1 || cut.count == 1) {
+        adjoints = reverse_range<P, Group>(run, e, e.size());
+    } else {
+        std::vector<std::array<double, P::count + 1>> parts(cut.count);
+        for (std::size_t parity = 0; parity < 2; ++parity)
+            for_each_chunk((cut.count + 1 - parity) / 2, [&](std::size_t k) {
+                const std::size_t c = 2 * k + parity;
+                Run sub = chunk_run<P>(run, cut, c);
+                parts[c] = reverse_range<P, Group>(sub, cut.part(c), e.size());
+            });
+        for (const auto& part : parts)
+            for (std::size_t k = 0; k < P::count; ++k)
+                adjoints[k] += part[k];
+    }
+    for (std::size_t k = 0; k < P::count; ++k)
+        run.adjoint[k] += adjoints[k];
 }
 
 // How many arguments graph G reads: one more than the highest array variable it reads.
@@ -1531,6 +1767,27 @@ void check_array_argument(const C& a, std::size_t k) {
     }
 }
 
+// Where an argument's elements are: its first, its rows and columns, and the distance between
+// its rows (a one-dimensional argument is one row).
+struct argument_layout {
+    const double* data = nullptr;
+    std::size_t rows = 1;
+    std::size_t cols = 0;
+    std::size_t stride = 0;
+};
+
+template <class C>
+argument_layout layout_of(const C& a) {
+    if constexpr (TwoDimensional<C>) {
+        const std::size_t rows = a.shape()[0], cols = a.shape()[1];
+        return {first_element(a), rows, cols,
+                rows > 1 ? static_cast<std::size_t>(a.strides()[0]) : cols};
+    } else {
+        const auto n = static_cast<std::size_t>(a.size());
+        return {first_element(a), 1, n, n};
+    }
+}
+
 template <class P, class Body, class... Args>
 auto start_run(const array_expression<Body>& f, const Args&... args) {
     using G = graph_t<Body>;
@@ -1542,18 +1799,12 @@ auto start_run(const array_expression<Body>& f, const Args&... args) {
     std::size_t k = 0;
     const auto bind = [&]<class C>(const C& a) {
         check_array_argument(a, k);
-        run.data[k] = first_element(a);
+        const argument_layout l = layout_of(a);
+        run.data[k] = l.data;
         run.size[k] = a.size();
-        if constexpr (TwoDimensional<C>) {
-            run.rows[k] = a.shape()[0];
-            run.cols[k] = a.shape()[1];
-            run.stride[k] =
-                a.shape()[0] > 1 ? static_cast<std::size_t>(a.strides()[0]) : a.shape()[1];
-        } else {
-            run.rows[k] = 1;
-            run.cols[k] = a.size();
-            run.stride[k] = a.size();
-        }
+        run.rows[k] = l.rows;
+        run.cols[k] = l.cols;
+        run.stride[k] = l.stride;
         ++k;
     };
     (bind(args), ...);
@@ -1584,7 +1835,7 @@ inline constexpr bool rows_in_result = [] {
 // The elements of P's array-valued top, after the reductions it reads, written row by row into
 // out (rows `out_stride` apart).
 template <class P, class Run>
-void write_elements(Run& run, extent e, double* out, std::size_t out_stride) {
+void write_range(Run& run, extent e, double* out, std::size_t out_stride) {
     using T = typename P::top;
     using L = lanes;
     constexpr std::size_t W = width<L>;
@@ -1604,6 +1855,20 @@ void write_elements(Run& run, extent e, double* out, std::size_t out_stride) {
             row[i] = element_value<double, T>(at, pool, results, i);
     }
     run.row = 0;
+}
+
+template <class P, class Run>
+void write_elements(Run& run, extent e, double* out, std::size_t out_stride) {
+    const chunking cut(e);
+    if (cut.count == 1) {
+        write_range<P>(run, e, out, out_stride);
+        return;
+    }
+    for_each_chunk(cut.count, [&](std::size_t c) {
+        Run sub = chunk_run<P>(run, cut, c);
+        write_range<P>(sub, cut.part(c), out + cut.first_row(c) * out_stride + cut.first_col(c),
+                       out_stride);
+    });
 }
 
 // The first two-dimensional argument whose type makes an array of a given shape (from_shape,
@@ -1657,9 +1922,27 @@ auto array_value_checked(const array_expression<Body>& f, const Args&... args) {
     }
 }
 
+// Expressions with matrix-vector products run through array/products.hpp: the products first,
+// then the loops over their values, then the products' pullbacks.
+template <class Body, class... Args>
+auto product_value(const array_expression<Body>& f, const Args&... args);
+template <std::uint64_t Constants, bool Value, class Body, class... Args>
+double product_gradient(const array_expression<Body>& f,
+                        const std::array<double*, sizeof...(Args)>& gradients,
+                        const Args&... args);
+template <std::uint64_t Constants, class Body, class Cotangent, class... Args>
+void product_vjp(const array_expression<Body>& f,
+                 const std::array<double*, sizeof...(Args)>& gradients,
+                 const Cotangent& w,
+                 const Args&... args);
+template <class Body, class Out, class... Args>
+void product_evaluate_into(const array_expression<Body>& f, Out& out, const Args&... args);
+
 template <class Body, class... Args>
 auto array_value(const array_expression<Body>& f, const Args&... args) {
-    if constexpr (!check_array_call<Body, Args...>())
+    if constexpr (has_products<graph_t<Body>>)
+        return product_value(f, args...);
+    else if constexpr (!check_array_call<Body, Args...>())
         return 0.0;
     else
         return array_value_checked<program_for<Body, Args...>>(f, args...);
@@ -1744,7 +2027,9 @@ template <class Body, class... Args>
 double array_gradient(const array_expression<Body>& f,
                       const std::array<double*, sizeof...(Args)>& gradients,
                       const Args&... args) {
-    if constexpr (!check_array_call<Body, Args...>())
+    if constexpr (has_products<graph_t<Body>>)
+        return product_gradient<0, true>(f, gradients, args...);
+    else if constexpr (!check_array_call<Body, Args...>())
         return 0.0;
     else
         return array_gradient_checked<program_for<Body, Args...>>(f, gradients, args...);
@@ -1822,14 +2107,33 @@ bind_gradients(const char* what, const std::tuple<Gradients&...>& gradients, con
     return pointers;
 }
 
+// Both return auto (nothing), so that a call instantiates them at once and their messages come
+// before errors from the caller's use of the result.
+template <std::uint64_t Constants, class Body, class Cotangent, class... Args>
+auto apply_vjp_checked(const array_expression<Body>& f,
+                       const std::array<double*, sizeof...(Args)>& gradients,
+                       const Cotangent& w,
+                       const Args&... args);
+
 // w^T J at the arguments, J the Jacobian of array-valued f: the gradient of sum(f * w) with w a
 // constant argument after the others, so that it runs as any gradient does (fused where the
-// plan allows).
-template <class Body, class Cotangent, class... Args>
-void apply_vjp(const array_expression<Body>& f,
+// plan allows). The arguments of bit k of Constants take no gradient (their pointer may be null).
+template <std::uint64_t Constants = 0, class Body, class Cotangent, class... Args>
+auto apply_vjp(const array_expression<Body>& f,
                const std::array<double*, sizeof...(Args)>& gradients,
                const Cotangent& w,
                const Args&... args) {
+    if constexpr (has_products<graph_t<Body>>)
+        product_vjp<Constants>(f, gradients, w, args...);
+    else
+        apply_vjp_checked<Constants>(f, gradients, w, args...);
+}
+
+template <std::uint64_t Constants, class Body, class Cotangent, class... Args>
+auto apply_vjp_checked(const array_expression<Body>& f,
+                       const std::array<double*, sizeof...(Args)>& gradients,
+                       const Cotangent& w,
+                       const Args&... args) {
     constexpr std::size_t N = sizeof...(Args);
     using F = program_for<Body, Args...>;
     constexpr std::size_t bound = arguments_read<graph_t<Body>>;
@@ -1851,8 +2155,9 @@ void apply_vjp(const array_expression<Body>& f,
                           "array).");
             const auto seeded = sum(f * array_expression<placeholder<array_leaf_code(N, 0, 0)>>{});
             using Seeded = typename std::remove_cvref_t<decltype(seeded)>::body_type;
-            using P = program<graph_t<Seeded>, two_d_mask<Args..., Cotangent>(),
-                              std::uint64_t{1} << N, false>;
+            using P = program<graph_t<Seeded>,
+                              two_d_mask<Args..., Cotangent>() & read_mask<graph_t<Seeded>>,
+                              Constants | std::uint64_t{1} << N, false>;
             std::array<double*, N + 1> all{};
             for (std::size_t k = 0; k < N; ++k)
                 all[k] = gradients[k];
@@ -1890,15 +2195,12 @@ double value_and_grad_into(const array_expression<Body>& f,
         f, detail::bind_gradients("nabla::value_and_grad_into", gradients, args...), args...);
 }
 
-// An array-valued expression's elements written into an array of the caller's (of the value's
-// shape; a two-dimensional one may be part of a larger array, as nabla::matrix_ref or an
-// xtensor view with contiguous rows): the interior of a grid, or an iteration without
-// allocation. `out` may be one of the arguments: the value then goes through a temporary.
-template <class Body, class Out, class... Args>
-void evaluate_into(const array_expression<Body>& f, Out&& out, const Args&... args) {
+namespace detail {
+
+template <class P, class Body, class Out, class... Args>
+void evaluate_into_checked(const array_expression<Body>& f, Out& out, const Args&... args) {
     using O = std::remove_cvref_t<Out>;
-    if constexpr (detail::check_array_call<Body, Args...>()) {
-        using P = detail::program_for<Body, Args...>;
+    {
         static_assert(!P::scalar, "nabla::evaluate_into: the expression is a scalar (a "
                                   "reduction's result); call it: f(arrays...).");
         constexpr bool writable = requires(O & o) {
@@ -1953,6 +2255,20 @@ void evaluate_into(const array_expression<Body>& f, Out&& out, const Args&... ar
             }
         }
     }
+}
+
+}  // namespace detail
+
+// An array-valued expression's elements written into an array of the caller's (of the value's
+// shape; a two-dimensional one may be part of a larger array, as nabla::matrix_ref or an
+// xtensor view with contiguous rows): the interior of a grid, or an iteration without
+// allocation. `out` may be one of the arguments: the value then goes through a temporary.
+template <class Body, class Out, class... Args>
+void evaluate_into(const array_expression<Body>& f, Out&& out, const Args&... args) {
+    if constexpr (detail::has_products<detail::graph_t<Body>>)
+        detail::product_evaluate_into(f, out, args...);
+    else if constexpr (detail::check_array_call<Body, Args...>())
+        detail::evaluate_into_checked<detail::program_for<Body, Args...>>(f, out, args...);
 }
 
 // w^T J: the pullback of array-valued f at the arrays, applied to the cotangent w (shaped like

@@ -104,6 +104,32 @@ inline constexpr bool is_reduction_v = false;
 template <class Kind, class B>
 inline constexpr bool is_reduction_v<node<reduce_rule<Kind>, B>> = true;
 
+// Matrix-vector and matrix products as nodes of the graph, over two array leaves
+// (array/products.hpp): opaque to the loops, computed before them and pulled back after them.
+struct matvec_rule {
+    static constexpr const char* name = "matvec";
+    static constexpr std::size_t arity = 2;
+};
+
+struct matmul_rule {
+    static constexpr const char* name = "matmul";
+    static constexpr std::size_t arity = 2;
+};
+
+template <class G>
+inline constexpr bool is_product_v = false;
+template <class A, class X>
+inline constexpr bool is_product_v<node<matvec_rule, A, X>> = true;
+template <class A, class B>
+inline constexpr bool is_product_v<node<matmul_rule, A, B>> = true;
+
+// Whether a graph holds a product anywhere.
+template <class G>
+inline constexpr bool has_products = is_product_v<G>;
+template <class Rule, class... Ops>
+inline constexpr bool has_products<node<Rule, Ops...>> = is_product_v<node<Rule, Ops...>> ||
+                                                         (has_products<Ops> || ...);
+
 // Whether a graph is array-valued: it reads an array leaf other than through a reduction.
 template <class G>
 struct array_valued {
@@ -148,6 +174,20 @@ struct view_of<node<Rule, Ops...>, S, S1> {
 template <class Kind, class B, class S, class S1>
 struct view_of<node<reduce_rule<Kind>, B>, S, S1> {
     using type = node<reduce_rule<Kind>, B>;
+};
+// A view of A x is the product of the view of A's rows: (A x)[1:] is A[1:, :] x.
+template <class A, class X, class S, class S1>
+struct view_of<node<matvec_rule, A, X>, S, S1> {
+    static_assert(S1::begin == 0 && S1::trim == 0,
+                  "nabla: matvec(A, x) is one-dimensional; view it on one axis.");
+    using type = node<matvec_rule, typename view_of<A, S, slice<0, 0>>::type, X>;
+};
+// (A B)[r0:r1, c0:c1] is A[r0:r1, :] B[:, c0:c1].
+template <class A, class B, class S, class S1>
+struct view_of<node<matmul_rule, A, B>, S, S1> {
+    using type = node<matmul_rule,
+                      typename view_of<A, S, slice<0, 0>>::type,
+                      typename view_of<B, slice<0, 0>, S1>::type>;
 };
 
 template <class E, class S, class S1>

@@ -27,6 +27,7 @@
 #include "../config.hpp"
 #include "active.hpp"
 #include "evaluate.hpp"
+#include "products.hpp"
 
 namespace nabla {
 
@@ -95,80 +96,6 @@ var_matrix input_matrix(tape<double>& t, const C& values) {
 }
 
 namespace detail {
-
-// sum_j a[j] b[j] over n elements, four accumulators.
-template <int = 0>
-double dot_kernel(const double* a, const double* b, std::size_t n) {
-    std::size_t j = 0;
-    double total = 0.0;
-#if NABLA_ARRAY_LANES
-    constexpr std::size_t w = width<lanes>;
-    lanes s0(0.0), s1(0.0), s2(0.0), s3(0.0);
-    for (; j + 4 * w <= n; j += 4 * w) {
-        s0 = fma(load<lanes>(a + j), load<lanes>(b + j), s0);
-        s1 = fma(load<lanes>(a + j + w), load<lanes>(b + j + w), s1);
-        s2 = fma(load<lanes>(a + j + 2 * w), load<lanes>(b + j + 2 * w), s2);
-        s3 = fma(load<lanes>(a + j + 3 * w), load<lanes>(b + j + 3 * w), s3);
-    }
-    for (; j + w <= n; j += w)
-        s0 = fma(load<lanes>(a + j), load<lanes>(b + j), s0);
-    total = add_lanes((s0 + s1) + (s2 + s3));
-#endif
-    for (; j < n; ++j)
-        total += a[j] * b[j];
-    return total;
-}
-
-// y = A x for a row-major m x n A: four rows at a time, so that each batch of x loaded serves
-// four rows (the rows stream from memory once).
-template <int = 0>
-void gemv_kernel(const double* a, const double* x, std::size_t m, std::size_t n, double* y) {
-    std::size_t i = 0;
-#if NABLA_ARRAY_LANES
-    constexpr std::size_t w = width<lanes>;
-    for (; i + 4 <= m; i += 4) {
-        const double* r0 = a + i * n;
-        const double* r1 = r0 + n;
-        const double* r2 = r1 + n;
-        const double* r3 = r2 + n;
-        lanes s0(0.0), s1(0.0), s2(0.0), s3(0.0);
-        std::size_t j = 0;
-        for (; j + w <= n; j += w) {
-            const lanes xv = load<lanes>(x + j);
-            s0 = fma(load<lanes>(r0 + j), xv, s0);
-            s1 = fma(load<lanes>(r1 + j), xv, s1);
-            s2 = fma(load<lanes>(r2 + j), xv, s2);
-            s3 = fma(load<lanes>(r3 + j), xv, s3);
-        }
-        double t0 = add_lanes(s0), t1 = add_lanes(s1), t2 = add_lanes(s2), t3 = add_lanes(s3);
-        for (; j < n; ++j) {
-            t0 += r0[j] * x[j];
-            t1 += r1[j] * x[j];
-            t2 += r2[j] * x[j];
-            t3 += r3[j] * x[j];
-        }
-        y[i] = t0;
-        y[i + 1] = t1;
-        y[i + 2] = t2;
-        y[i + 3] = t3;
-    }
-#endif
-    for (; i < m; ++i)
-        y[i] = dot_kernel(a + i * n, x, n);
-}
-
-// y[j] += s x[j] over n elements.
-template <int = 0>
-void axpy_kernel(double s, const double* x, double* y, std::size_t n) {
-    std::size_t j = 0;
-#if NABLA_ARRAY_LANES
-    const lanes sb(s);
-    for (; j + width<lanes> <= n; j += width<lanes>)
-        store_lanes(y + j, fma(sb, load<lanes>(x + j), load<lanes>(y + j)));
-#endif
-    for (; j < n; ++j)
-        y[j] += s * x[j];
-}
 
 // The LU factors of an n x n matrix with partial pivoting, P A = L U (L with a unit diagonal
 // below, U on and above it, in one row-major array), and the solves they give.
@@ -369,7 +296,7 @@ var_array matvec(const var_matrix& a, const var_array& x) {
     const double* const av = var_array_access::data(a.elements());
     const double* const xv = var_array_access::data(x);
     array_memory::buffer y = array_memory::take(m);
-    gemv_kernel(av, xv, m, n, y.get());
+    gemv_kernel(av, n, xv, m, n, y.get());
     tape<double>* const on = tape_of(a.elements(), x);
     return record_result(
         on, std::move(y), m,
@@ -404,10 +331,7 @@ var_matrix matmul(const var_matrix& a, const var_matrix& b) {
     const double* const av = var_array_access::data(a.elements());
     const double* const bv = var_array_access::data(b.elements());
     array_memory::buffer c = array_memory::take(m * n);
-    std::fill(c.get(), c.get() + m * n, 0.0);
-    for (std::size_t i = 0; i < m; ++i)
-        for (std::size_t l = 0; l < k; ++l)
-            axpy_kernel(av[i * k + l], bv + l * n, c.get() + i * n, n);
+    gemm_kernel<false>(m, k, n, av, k, 1, bv, n, 1, c.get(), n);
     tape<double>* const on = tape_of(a.elements(), b.elements());
     var_array elements = record_result(
         on, std::move(c), m * n,
@@ -420,13 +344,10 @@ var_matrix matmul(const var_matrix& a, const var_matrix& b) {
             const double* const dc = adjoints + first;
             const double* const A = akeep.get() + aoff;
             const double* const B = bkeep.get() + boff;
-            for (std::size_t i = 0; i < m; ++i)
-                for (std::size_t l = 0; l < k; ++l) {
-                    if (ai != 0)  // dA(i, l) += dC(i, :) . B(l, :)
-                        adjoints[ai + i * k + l] += dot_kernel(dc + i * n, B + l * n, n);
-                    if (bi != 0)  // dB(l, :) += A(i, l) dC(i, :)
-                        axpy_kernel(A[i * k + l], dc + i * n, adjoints + bi + l * n, n);
-                }
+            if (ai != 0)  // dA += dC B^T
+                gemm_xyt<true>(m, k, n, dc, n, B, n, adjoints + ai, k);
+            if (bi != 0)  // dB += A^T dC
+                gemm_kernel<true>(k, m, n, A, 1, k, dc, n, 1, adjoints + bi, n);
         });
     return var_matrix(std::move(elements), m, n);
 }

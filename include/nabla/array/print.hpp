@@ -2,7 +2,9 @@
 // Text forms of an array expression: nabla::to_string (infix; leaves print as the arrays and views
 // they read, x0, x1[1:], x0[:-1]) and nabla::to_dot (Graphviz text of the plan: one cluster per
 // loop, holding the element expressions of the reductions computed in it, then the top
-// expression; an edge from each reduction's result to the loops that read it).
+// expression; an edge from each reduction's result to the loops that read it). Matrix-vector
+// products are boxes of their own, computed before the loops: their values are extra arrays the
+// loops read, named after the arguments.
 //
 //   auto [x] = nabla::array_variables<1>();
 //   std::cout << nabla::to_dot(log(sum(exp(x - max(x)))) + max(x));   // two loops
@@ -15,6 +17,7 @@
 #include "evaluate.hpp"
 #include "expression.hpp"
 #include "plan.hpp"
+#include "products.hpp"
 
 namespace nabla {
 
@@ -26,16 +29,18 @@ template <std::size_t Code>
 requires(is_array_leaf_code(Code)) struct placeholder_name<Code> {
     static std::string text() {
         constexpr leaf_view v = decode_leaf(Code);
+        const auto axis = [](std::size_t begin, std::size_t trim) {
+            std::string a = begin != 0 ? std::to_string(begin) : std::string();
+            a += ':';
+            if (trim != 0)
+                a += join("-", std::to_string(trim));
+            return a;
+        };
         std::string name = join("x", std::to_string(v.argument));
-        if (v.begin != 0 || v.trim != 0) {
-            name += '[';
-            if (v.begin != 0)
-                name += std::to_string(v.begin);
-            name += ':';
-            if (v.trim != 0)
-                name += join("-", std::to_string(v.trim));
-            name += ']';
-        }
+        if (v.begin1 != 0 || v.trim1 != 0)
+            name += join("[", axis(v.begin, v.trim), ", ", axis(v.begin1, v.trim1), "]");
+        else if (v.begin != 0 || v.trim != 0)
+            name += join("[", axis(v.begin, v.trim), "]");
         return name;
     }
 };
@@ -45,8 +50,8 @@ requires((Code & scalar_leaf_flag) != 0) struct placeholder_name<Code> {
 };
 
 // The nodes of one element expression (its cut graph), named prefix + slot, with an edge from
-// each reduction result it reads.
-template <class Cut, class Constants>
+// each reduction result it reads, and from each product (the arguments from FirstProduct on).
+template <class Cut, std::size_t FirstProduct, class Constants>
 void dot_element(std::string& out, const Constants& constants, const std::string& prefix) {
     using S = schedule<Cut>;
     dot_forward<S>(out, S{}, std::make_index_sequence<S::size>{}, constants, prefix);
@@ -56,6 +61,11 @@ void dot_element(std::string& out, const Constants& constants, const std::string
                 if constexpr ((T::index & scalar_leaf_flag) != 0)
                     out.append(join("    r", std::to_string(T::index & ~scalar_leaf_flag), " -> ",
                                     prefix, std::to_string(index_of<S, T>), ";\n"));
+                else if constexpr (is_array_leaf_code(T::index) &&
+                                   decode_leaf(T::index).argument >= FirstProduct)
+                    out.append(join("    p",
+                                    std::to_string(decode_leaf(T::index).argument - FirstProduct),
+                                    " -> ", prefix, std::to_string(index_of<S, T>), ";\n"));
             }
         };
         (edge(Ts{}), ...);
@@ -71,11 +81,38 @@ std::string to_string(const array_expression<Body>& f) {
 
 template <class Body>
 std::string to_dot(const array_expression<Body>& f) {
-    using G = detail::graph_t<Body>;
+    using Original = detail::graph_t<Body>;
+    using products = detail::filter_t<detail::product_predicate, detail::schedule<Original>>;
+    // The products read as the arguments after those the expression reads.
+    constexpr std::size_t first = detail::arguments_read<Original>;
+    using G = typename detail::substitute<products, first, Original>::type;
     using P = detail::program<G>;
     using detail::join;
     const auto constants = detail::constants_as<double>(f.body);
     std::string out = "digraph nabla {\n  rankdir=BT;\n";
+    if constexpr (products::size > 0) {
+        out.append("  subgraph cluster_products {\n    label=\"products: before the loops, "
+                   "pulled back after them\";\n");
+        [&]<class... Ps>(detail::type_list<Ps...>) {
+            std::size_t k = 0;
+            const auto box = [&]<class Product>(Product) {
+                using Q = detail::product_leaves<Product>;
+                out.append(join("    p", std::to_string(k), " [shape=box, label=\"x",
+                                std::to_string(first + k), " = ", Q::name, "(",
+                                detail::placeholder_name<detail::array_leaf_code(
+                                    Q::matrix.argument, Q::matrix.begin, Q::matrix.trim,
+                                    Q::matrix.begin1, Q::matrix.trim1)>::text(),
+                                ", ",
+                                detail::placeholder_name<detail::array_leaf_code(
+                                    Q::second.argument, Q::second.begin, Q::second.trim,
+                                    Q::second.begin1, Q::second.trim1)>::text(),
+                                ")\"];\n"));
+                ++k;
+            };
+            (box(Ps{}), ...);
+        }(products{});
+        out.append("  }\n");
+    }
     [&]<std::size_t... Group>(std::index_sequence<Group...>) {
         const auto loop = [&]<std::size_t g>(std::integral_constant<std::size_t, g>) {
             constexpr bool fused = detail::fusion<P>::fused[g] != P::count;
@@ -89,7 +126,7 @@ std::string to_dot(const array_expression<Body>& f) {
                     if constexpr (P::template in_group<j, g>) {
                         using cut = typename P::template body<j>::cut_graph;
                         const std::string prefix = join("b", std::to_string(j), "_");
-                        detail::dot_element<cut>(out, constants, prefix);
+                        detail::dot_element<cut, first>(out, constants, prefix);
                         out.append(join(
                             "    r", std::to_string(j), " [shape=box, label=\"r", std::to_string(j),
                             " = ", P::template kind<j>::name, "\"];\n    ", prefix,
@@ -107,7 +144,7 @@ std::string to_dot(const array_expression<Body>& f) {
     (std::make_index_sequence<P::group_count>{});
     out.append(P::scalar ? "  subgraph cluster_top {\n    label=\"top: the value\";\n"
                          : "  subgraph cluster_top {\n    label=\"top: the elements\";\n");
-    detail::dot_element<typename P::top::cut_graph>(out, constants, "t_");
+    detail::dot_element<typename P::top::cut_graph, first>(out, constants, "t_");
     out.append("  }\n}\n");
     return out;
 }

@@ -79,7 +79,7 @@ NABLA_FORBIDDEN_COMPARISON(!=)
 
 template <class A, class B>
 requires detail::ComparedExpressions<A, B>
-constexpr void operator%(const A&, const B&) {
+constexpr auto operator%(const A&, const B&) {
     static_assert(detail::always_false<A, B>,
                   "nabla: operator% is not supported on expressions: it is an integer operation "
                   "with no derivative. Use floor/trunc to build a remainder if you need one.");

@@ -96,7 +96,7 @@ concept MixedActiveTypes = detail::ActiveOperand<A> && detail::ActiveOperand<B> 
 #define NABLA_ACTIVE_MIXED(op)                                                                     \
     template <class A, class B>                                                                    \
     requires MixedActiveTypes<A, B>                                                                \
-    void operator op(A&&, B&&) {                                                                   \
+    auto operator op(A&&, B&&) {                                                                   \
         static_assert(detail::always_false<A, B>,                                                  \
                       "nabla: active variables of different value types (active<double> and "      \
                       "active<float>, say) cannot be mixed in one expression: each value type "    \

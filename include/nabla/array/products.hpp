@@ -1,0 +1,888 @@
+#pragma once
+// Matrix products in static array expressions. matvec(A, x) multiplies an array variable bound
+// to a matrix (a two-dimensional argument, whole or viewed) by one bound to a vector, matmul(A, B)
+// two bound to matrices:
+//
+//   auto [W, x, b] = nabla::array_variables<3>();
+//   auto loss = sum(square(tanh(matvec(W, x) + b)));
+//   auto [v, gW, gx, gb] = nabla::value_and_grad(loss, w, xs, bs);   // w: xt::xtensor<double, 2>
+//
+// A product is a boundary of fusion, as in the compilers that fuse element-wise code: it is
+// computed first, once, into an array of its own; the expression then runs over those arrays as
+// over extra arguments, fused as usual; and its gradient with respect to each product's value,
+// dY, is pulled back after: dA = dy x^T and dx += A^T dy in one more pass over the matrix, or
+// dA = dY B^T and dB = A^T dY (stored where nothing else wrote the gradient, added otherwise).
+// The same kernels serve the tape's var_matrix (array/matrix.hpp).
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "../config.hpp"
+#include "evaluate.hpp"
+
+namespace nabla {
+
+namespace detail {
+
+// sum_j a[j] b[j] over n elements, four accumulators.
+template <int = 0>
+double dot_kernel(const double* a, const double* b, std::size_t n) {
+    std::size_t j = 0;
+    double total = 0.0;
+#if NABLA_ARRAY_LANES
+    constexpr std::size_t w = width<lanes>;
+    lanes s0(0.0), s1(0.0), s2(0.0), s3(0.0);
+    for (; j + 4 * w <= n; j += 4 * w) {
+        s0 = fma(load<lanes>(a + j), load<lanes>(b + j), s0);
+        s1 = fma(load<lanes>(a + j + w), load<lanes>(b + j + w), s1);
+        s2 = fma(load<lanes>(a + j + 2 * w), load<lanes>(b + j + 2 * w), s2);
+        s3 = fma(load<lanes>(a + j + 3 * w), load<lanes>(b + j + 3 * w), s3);
+    }
+    for (; j + w <= n; j += w)
+        s0 = fma(load<lanes>(a + j), load<lanes>(b + j), s0);
+    total = add_lanes((s0 + s1) + (s2 + s3));
+#endif
+    for (; j < n; ++j)
+        total += a[j] * b[j];
+    return total;
+}
+
+// y = A x for an m x n A, row-major with rows `stride` apart: four rows at a time, so that each
+// batch of x loaded serves four rows (the rows stream from memory once).
+template <int = 0>
+void gemv_kernel(
+    const double* a, std::size_t stride, const double* x, std::size_t m, std::size_t n, double* y) {
+    std::size_t i = 0;
+#if NABLA_ARRAY_LANES
+    constexpr std::size_t w = width<lanes>;
+    for (; i + 4 <= m; i += 4) {
+        const double* r0 = a + i * stride;
+        const double* r1 = r0 + stride;
+        const double* r2 = r1 + stride;
+        const double* r3 = r2 + stride;
+        lanes s0(0.0), s1(0.0), s2(0.0), s3(0.0);
+        std::size_t j = 0;
+        for (; j + w <= n; j += w) {
+            const lanes xv = load<lanes>(x + j);
+            s0 = fma(load<lanes>(r0 + j), xv, s0);
+            s1 = fma(load<lanes>(r1 + j), xv, s1);
+            s2 = fma(load<lanes>(r2 + j), xv, s2);
+            s3 = fma(load<lanes>(r3 + j), xv, s3);
+        }
+        double t0 = add_lanes(s0), t1 = add_lanes(s1), t2 = add_lanes(s2), t3 = add_lanes(s3);
+        for (; j < n; ++j) {
+            t0 += r0[j] * x[j];
+            t1 += r1[j] * x[j];
+            t2 += r2[j] * x[j];
+            t3 += r3[j] * x[j];
+        }
+        y[i] = t0;
+        y[i + 1] = t1;
+        y[i + 2] = t2;
+        y[i + 3] = t3;
+    }
+#endif
+    for (; i < m; ++i)
+        y[i] = dot_kernel(a + i * stride, x, n);
+}
+
+// y[j] += s x[j] over n elements.
+template <int = 0>
+void axpy_kernel(double s, const double* x, double* y, std::size_t n) {
+    std::size_t j = 0;
+#if NABLA_ARRAY_LANES
+    const lanes sb(s);
+    for (; j + width<lanes> <= n; j += width<lanes>)
+        store_lanes(y + j, fma(sb, load<lanes>(x + j), load<lanes>(y + j)));
+#endif
+    for (; j < n; ++j)
+        y[j] += s * x[j];
+}
+
+// C = op(A) B, or C += op(A) B where Add: C is m x n (rows c_stride apart), B k x n (rows b_stride
+// apart), and op(A)(i, t) = a[i * a_row + t * a_col], so that A or its transpose is read where it
+// is. R rows of C and four batches of its columns at a time: each element of op(A) is broadcast
+// against four batches of a row of B, sixteen accumulators in registers.
+template <bool Add, std::size_t R>
+NABLA_ALWAYS_INLINE void gemm_rows(std::size_t i,
+                                   std::size_t k,
+                                   std::size_t n,
+                                   const double* a,
+                                   std::size_t a_row,
+                                   std::size_t a_col,
+                                   const double* b,
+                                   std::size_t b_stride,
+                                   double* c,
+                                   std::size_t c_stride) {
+    const auto put = [](double* p, const auto& v) NABLA_INLINE_LAMBDA {
+        if constexpr (Add)
+            add_to(p, v);
+        else
+            store_lanes(p, v);
+    };
+    std::size_t j = 0;
+#if NABLA_ARRAY_LANES
+    constexpr std::size_t w = width<lanes>;
+    for (; j + 4 * w <= n; j += 4 * w) {
+        std::array<std::array<lanes, 4>, R> acc{};
+        for (std::size_t t = 0; t < k; ++t) {
+            const double* bt = b + t * b_stride + j;
+            const lanes b0 = load<lanes>(bt), b1 = load<lanes>(bt + w),
+                        b2 = load<lanes>(bt + 2 * w), b3 = load<lanes>(bt + 3 * w);
+            each_index<R>([&]<std::size_t r>(std::integral_constant<std::size_t, r>)
+                              NABLA_INLINE_LAMBDA {
+                                  const lanes s(a[(i + r) * a_row + t * a_col]);
+                                  acc[r][0] = fma(s, b0, acc[r][0]);
+                                  acc[r][1] = fma(s, b1, acc[r][1]);
+                                  acc[r][2] = fma(s, b2, acc[r][2]);
+                                  acc[r][3] = fma(s, b3, acc[r][3]);
+                              });
+        }
+        each_index<R>([&]<std::size_t r>(std::integral_constant<std::size_t, r>)
+                          NABLA_INLINE_LAMBDA {
+                              double* row = c + (i + r) * c_stride + j;
+                              put(row, acc[r][0]);
+                              put(row + w, acc[r][1]);
+                              put(row + 2 * w, acc[r][2]);
+                              put(row + 3 * w, acc[r][3]);
+                          });
+    }
+    for (; j + w <= n; j += w) {
+        std::array<lanes, R> acc{};
+        for (std::size_t t = 0; t < k; ++t) {
+            const lanes bt = load<lanes>(b + t * b_stride + j);
+            each_index<R>([&]<std::size_t r>(std::integral_constant<std::size_t, r>)
+                              NABLA_INLINE_LAMBDA {
+                                  acc[r] = fma(lanes(a[(i + r) * a_row + t * a_col]), bt, acc[r]);
+                              });
+        }
+        each_index<R>([&]<std::size_t r>(std::integral_constant<std::size_t, r>)
+                          NABLA_INLINE_LAMBDA { put(c + (i + r) * c_stride + j, acc[r]); });
+    }
+#endif
+    for (; j < n; ++j)
+        for (std::size_t r = 0; r < R; ++r) {
+            double total = 0.0;
+            for (std::size_t t = 0; t < k; ++t)
+                total += a[(i + r) * a_row + t * a_col] * b[t * b_stride + j];
+            put(c + (i + r) * c_stride + j, total);
+        }
+}
+
+// Whether gemm_kernel copies B into panels: large enough products, with SIMD.
+inline bool gemm_packs(std::size_t m, std::size_t k, std::size_t n) {
+    return NABLA_ARRAY_LANES && m >= 8 && k >= 8 && n >= 4 * width<lanes>;
+}
+
+// op(B)(t, j) = b[t * b_row + j * b_col]: B or its transpose (the latter only where gemm_packs).
+template <bool Add>
+void gemm_kernel(std::size_t m,
+                 std::size_t k,
+                 std::size_t n,
+                 const double* a,
+                 std::size_t a_row,
+                 std::size_t a_col,
+                 const double* b,
+                 std::size_t b_row,
+                 std::size_t b_col,
+                 double* c,
+                 std::size_t c_stride) {
+#if NABLA_ARRAY_LANES
+    constexpr std::size_t panel = 4 * width<lanes>;
+    if (gemm_packs(m, k, n)) {
+        // B in panels of `panel` columns, each copied into aligned memory, its rows one after
+        // another, and read by every block of four rows of C (a panel of 1024 rows is 256 KiB,
+        // in the second-level cache); a transposed A copied into rows once. Unaligned rows of B
+        // otherwise split half the loads across cache lines.
+        const auto aligned = [](std::vector<double>& v) {
+            const auto p = reinterpret_cast<std::uintptr_t>(v.data());
+            return reinterpret_cast<double*>((p + 63) & ~std::uintptr_t{63});
+        };
+        std::vector<double> b_memory(k * panel + 8);
+        double* const bp = aligned(b_memory);
+        std::vector<double> a_memory;
+        if (a_col != 1) {
+            a_memory.resize(m * k);
+            for (std::size_t i = 0; i < m; ++i)
+                for (std::size_t t = 0; t < k; ++t)
+                    a_memory[i * k + t] = a[i * a_row + t * a_col];
+            a = a_memory.data();
+            a_row = k;
+            a_col = 1;
+        }
+        std::size_t j = 0;
+        const auto pack = [&](std::size_t j, std::size_t width) {
+            if (b_col == 1) {
+                for (std::size_t t = 0; t < k; ++t)
+                    std::copy_n(b + t * b_row + j, width, bp + t * panel);
+            } else {
+                for (std::size_t q = 0; q < width; ++q)
+                    for (std::size_t t = 0; t < k; ++t)
+                        bp[t * panel + q] = b[t * b_row + (j + q) * b_col];
+            }
+        };
+        for (; j + panel <= n; j += panel) {
+            pack(j, panel);
+            std::size_t i = 0;
+            for (; i + 4 <= m; i += 4)
+                gemm_rows<Add, 4>(i, k, panel, a, a_row, 1, bp, panel, c + j, c_stride);
+            for (; i < m; ++i)
+                gemm_rows<Add, 1>(i, k, panel, a, a_row, 1, bp, panel, c + j, c_stride);
+        }
+        if (j < n) {
+            // The last columns, fewer than a panel, packed likewise (the panel's width apart).
+            pack(j, n - j);
+            std::size_t i = 0;
+            for (; i + 4 <= m; i += 4)
+                gemm_rows<Add, 4>(i, k, n - j, a, a_row, 1, bp, panel, c + j, c_stride);
+            for (; i < m; ++i)
+                gemm_rows<Add, 1>(i, k, n - j, a, a_row, 1, bp, panel, c + j, c_stride);
+        }
+        return;
+    }
+#endif
+    std::size_t i = 0;
+    for (; i + 4 <= m; i += 4)
+        gemm_rows<Add, 4>(i, k, n, a, a_row, a_col, b, b_row, c, c_stride);
+    for (; i < m; ++i)
+        gemm_rows<Add, 1>(i, k, n, a, a_row, a_col, b, b_row, c, c_stride);
+}
+
+// C = X Y^T, or C += X Y^T where Add: C(i, l) is the dot product of row i of X (m x n) and row l
+// of Y (p x n), four rows of each at a time (sixteen accumulators), the lanes summed at the end.
+template <bool Add, std::size_t R, std::size_t Q>
+NABLA_ALWAYS_INLINE void gemm_nt_block(std::size_t i,
+                                       std::size_t l,
+                                       std::size_t n,
+                                       const double* x,
+                                       std::size_t x_stride,
+                                       const double* y,
+                                       std::size_t y_stride,
+                                       double* c,
+                                       std::size_t c_stride) {
+    std::array<std::array<double, Q>, R> total{};
+    std::size_t j = 0;
+#if NABLA_ARRAY_LANES
+    constexpr std::size_t w = width<lanes>;
+    std::array<std::array<lanes, Q>, R> acc{};
+    for (; j + w <= n; j += w) {
+        std::array<lanes, Q> yq{};
+        each_index<Q>([&]<std::size_t q>(std::integral_constant<std::size_t, q>)
+                          NABLA_INLINE_LAMBDA { yq[q] = load<lanes>(y + (l + q) * y_stride + j); });
+        each_index<R>(
+            [&]<std::size_t r>(std::integral_constant<std::size_t, r>) NABLA_INLINE_LAMBDA {
+                const lanes xr = load<lanes>(x + (i + r) * x_stride + j);
+                each_index<Q>([&]<std::size_t q>(std::integral_constant<std::size_t, q>)
+                                  NABLA_INLINE_LAMBDA { acc[r][q] = fma(xr, yq[q], acc[r][q]); });
+            });
+    }
+    each_index<R>([&]<std::size_t r>(std::integral_constant<std::size_t, r>) NABLA_INLINE_LAMBDA {
+        each_index<Q>([&]<std::size_t q>(std::integral_constant<std::size_t, q>)
+                          NABLA_INLINE_LAMBDA { total[r][q] = add_lanes(acc[r][q]); });
+    });
+#endif
+    for (; j < n; ++j)
+        for (std::size_t r = 0; r < R; ++r)
+            for (std::size_t q = 0; q < Q; ++q)
+                total[r][q] += x[(i + r) * x_stride + j] * y[(l + q) * y_stride + j];
+    for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t q = 0; q < Q; ++q) {
+            double& out = c[(i + r) * c_stride + l + q];
+            out = Add ? out + total[r][q] : total[r][q];
+        }
+}
+
+template <bool Add>
+void gemm_nt_kernel(std::size_t m,
+                    std::size_t p,
+                    std::size_t n,
+                    const double* x,
+                    std::size_t x_stride,
+                    const double* y,
+                    std::size_t y_stride,
+                    double* c,
+                    std::size_t c_stride) {
+    std::size_t i = 0;
+    for (; i + 4 <= m; i += 4) {
+        std::size_t l = 0;
+        for (; l + 4 <= p; l += 4)
+            gemm_nt_block<Add, 4, 4>(i, l, n, x, x_stride, y, y_stride, c, c_stride);
+        for (; l < p; ++l)
+            gemm_nt_block<Add, 4, 1>(i, l, n, x, x_stride, y, y_stride, c, c_stride);
+    }
+    for (; i < m; ++i)
+        for (std::size_t l = 0; l < p; ++l)
+            gemm_nt_block<Add, 1, 1>(i, l, n, x, x_stride, y, y_stride, c, c_stride);
+}
+
+// C = X Y^T (X m x n, Y p x n), or C += X Y^T where Add: the packed product where it is large
+// enough (Y read as a transposed B), dot products otherwise.
+template <bool Add>
+void gemm_xyt(std::size_t m,
+              std::size_t p,
+              std::size_t n,
+              const double* x,
+              std::size_t x_stride,
+              const double* y,
+              std::size_t y_stride,
+              double* c,
+              std::size_t c_stride) {
+    if (gemm_packs(m, n, p))
+        gemm_kernel<Add>(m, n, p, x, x_stride, 1, y, 1, y_stride, c, c_stride);
+    else
+        gemm_nt_kernel<Add>(m, p, n, x, x_stride, y, y_stride, c, c_stride);
+}
+
+// The pullback of y = A x for an m x n A (rows `stride` apart) in one pass over A: dA = dy x^T,
+// stored (Add false) or added (dA's rows `da_stride` apart), where Matrix; dx += A^T dy where
+// Vector. Four rows a pass, so that each batch of x and of dx is loaded once for four rows.
+template <bool Matrix, bool Add, bool Vector>
+void matvec_pullback_rows(const double* a,
+                          std::size_t stride,
+                          std::size_t m,
+                          std::size_t n,
+                          const double* x,
+                          const double* dy,
+                          double* da,
+                          std::size_t da_stride,
+                          double* dx) {
+    const auto put = [](double* p, const auto& v) {
+        if constexpr (Add)
+            add_to(p, v);
+        else
+            store_lanes(p, v);
+    };
+    std::size_t i = 0;
+#if NABLA_ARRAY_LANES
+    constexpr std::size_t w = width<lanes>;
+    for (; i + 4 <= m; i += 4) {
+        const double* r0 = a + i * stride;
+        const double* r1 = r0 + stride;
+        const double* r2 = r1 + stride;
+        const double* r3 = r2 + stride;
+        double* g0 = Matrix ? da + i * da_stride : nullptr;
+        double* g1 = Matrix ? g0 + da_stride : nullptr;
+        double* g2 = Matrix ? g1 + da_stride : nullptr;
+        double* g3 = Matrix ? g2 + da_stride : nullptr;
+        const lanes d0(dy[i]), d1(dy[i + 1]), d2(dy[i + 2]), d3(dy[i + 3]);
+        std::size_t j = 0;
+        for (; j + w <= n; j += w) {
+            if constexpr (Matrix) {
+                const lanes xv = load<lanes>(x + j);
+                put(g0 + j, d0 * xv);
+                put(g1 + j, d1 * xv);
+                put(g2 + j, d2 * xv);
+                put(g3 + j, d3 * xv);
+            }
+            if constexpr (Vector) {
+                lanes acc = load<lanes>(dx + j);
+                acc = fma(d0, load<lanes>(r0 + j), acc);
+                acc = fma(d1, load<lanes>(r1 + j), acc);
+                acc = fma(d2, load<lanes>(r2 + j), acc);
+                acc = fma(d3, load<lanes>(r3 + j), acc);
+                store_lanes(dx + j, acc);
+            }
+        }
+        for (; j < n; ++j) {
+            if constexpr (Matrix) {
+                put(g0 + j, dy[i] * x[j]);
+                put(g1 + j, dy[i + 1] * x[j]);
+                put(g2 + j, dy[i + 2] * x[j]);
+                put(g3 + j, dy[i + 3] * x[j]);
+            }
+            if constexpr (Vector)
+                dx[j] += dy[i] * r0[j] + dy[i + 1] * r1[j] + dy[i + 2] * r2[j] + dy[i + 3] * r3[j];
+        }
+    }
+#endif
+    for (; i < m; ++i) {
+        const double* r = a + i * stride;
+        for (std::size_t j = 0; j < n; ++j) {
+            if constexpr (Matrix)
+                put(da + i * da_stride + j, dy[i] * x[j]);
+            if constexpr (Vector)
+                dx[j] += dy[i] * r[j];
+        }
+    }
+}
+
+template <int = 0>
+void matvec_pullback(const double* a,
+                     std::size_t stride,
+                     std::size_t m,
+                     std::size_t n,
+                     const double* x,
+                     const double* dy,
+                     double* da,
+                     std::size_t da_stride,
+                     bool add,
+                     double* dx) {
+    if (da != nullptr && dx != nullptr) {
+        if (add)
+            matvec_pullback_rows<true, true, true>(a, stride, m, n, x, dy, da, da_stride, dx);
+        else
+            matvec_pullback_rows<true, false, true>(a, stride, m, n, x, dy, da, da_stride, dx);
+    } else if (da != nullptr) {
+        if (add)
+            matvec_pullback_rows<true, true, false>(a, stride, m, n, x, dy, da, da_stride, dx);
+        else
+            matvec_pullback_rows<true, false, false>(a, stride, m, n, x, dy, da, da_stride, dx);
+    } else if (dx != nullptr) {
+        matvec_pullback_rows<false, false, true>(a, stride, m, n, x, dy, da, da_stride, dx);
+    }
+}
+
+template <class G>
+struct product_predicate : std::bool_constant<is_product_v<G>> {};
+
+template <class T>
+inline constexpr bool is_array_leaf_v = false;
+template <std::size_t Code>
+inline constexpr bool is_array_leaf_v<placeholder<Code>> = is_array_leaf_code(Code);
+
+// The graph with product number k (of Products) read as argument N + k.
+template <class Products, std::size_t N, class G>
+struct substitute {
+    using type = G;
+};
+template <class Products, std::size_t N, class Rule, class... Ops>
+struct substitute<Products, N, node<Rule, Ops...>> {
+    using type = node<Rule, typename substitute<Products, N, Ops>::type...>;
+};
+template <class Products, std::size_t N, class A, class X>
+struct substitute<Products, N, node<matvec_rule, A, X>> {
+    using type =
+        placeholder<array_leaf_code(N + index_of<Products, node<matvec_rule, A, X>>, 0, 0)>;
+};
+template <class Products, std::size_t N, class A, class B>
+struct substitute<Products, N, node<matmul_rule, A, B>> {
+    using type =
+        placeholder<array_leaf_code(N + index_of<Products, node<matmul_rule, A, B>>, 0, 0)>;
+};
+
+// A product's operands: the matrix A, and x (matvec) or B (matmul).
+template <class Product>
+struct product_leaves;
+template <class Rule, std::size_t A, std::size_t X>
+struct product_leaves<node<Rule, placeholder<A>, placeholder<X>>> {
+    static constexpr bool matrix_product = std::is_same_v<Rule, matmul_rule>;
+    static constexpr const char* name = Rule::name;
+    static constexpr leaf_view matrix = decode_leaf(A);
+    static constexpr leaf_view second = decode_leaf(X);
+};
+
+// One product's operands where they are in memory, views applied: A is rows x inner, the second
+// operand inner x cols (cols 1 for a vector).
+struct product_operands {
+    const double* a;
+    std::size_t a_stride;
+    const double* b;
+    std::size_t b_stride;
+    std::size_t rows;
+    std::size_t inner;
+    std::size_t cols;
+};
+
+// The products' values, each in an array of its own, with its shape.
+template <std::size_t K>
+struct product_values {
+    std::array<std::vector<double>, K> y;
+    std::array<extent, K> shape{};
+};
+
+// An expression's products, and the expression with each read as an extra argument.
+template <class Body, class... Args>
+struct product_plan {
+    using graph = graph_t<Body>;
+    using products = filter_t<product_predicate, schedule<graph>>;
+    static constexpr std::size_t N = sizeof...(Args);
+    static constexpr std::size_t K = products::size;
+    using substituted_graph = typename substitute<products, N, graph>::type;
+    using substituted_body =
+        std::conditional_t<is_held_v<Body>,
+                           held<substituted_graph, constant_type_t<Body>, constant_count<Body>>,
+                           substituted_graph>;
+
+    template <std::size_t J>
+    using leaves = product_leaves<at<J, products>>;
+
+    static constexpr std::uint64_t bit(std::size_t argument) {
+        return argument < 64 ? std::uint64_t{1} << argument : 0;
+    }
+    // Bit k: argument k is read by a product.
+    static constexpr std::uint64_t product_reads = [] {
+        std::uint64_t m = 0;
+        [&]<std::size_t... J>(std::index_sequence<J...>) {
+            ((m |= bit(leaves<J>::matrix.argument) | bit(leaves<J>::second.argument)), ...);
+        }
+        (std::make_index_sequence<K>{});
+        return m;
+    }();
+    // Read by products and by nothing else: the pullbacks alone write their gradients.
+    static constexpr std::uint64_t product_only = product_reads & ~read_mask<substituted_graph>;
+
+    static constexpr bool checked = [] {
+        constexpr std::uint64_t two_d = two_d_mask<Args...>();
+        const auto each = [](auto test) {
+            bool ok = true;
+            [&]<std::size_t... J>(std::index_sequence<J...>) {
+                ((ok = ok && test(leaves<J>{})), ...);
+            }
+            (std::make_index_sequence<K>{});
+            return ok;
+        };
+        constexpr bool enough = each([](auto q) {
+            return decltype(q)::matrix.argument < N && decltype(q)::second.argument < N;
+        });
+        static_assert(enough, "nabla: too few arrays: matvec(A, x) or matmul(A, B) reads an array "
+                              "variable whose index is not covered by the arguments given.");
+        static_assert(N + K <= 64, "nabla: an expression with products takes at most 64 arrays "
+                                   "and products together.");
+        const auto grid = [](std::size_t argument) {
+            return ((two_d >> (argument % 64)) & 1) != 0;
+        };
+        constexpr bool matrices = each([&](auto q) { return grid(decltype(q)::matrix.argument); });
+        static_assert(matrices,
+                      "nabla::matvec(A, x): A is bound to a one-dimensional array; it takes a "
+                      "two-dimensional one (xt::xtensor<double, 2>, nabla::matrix_ref).");
+        constexpr bool seconds = each([&](auto q) {
+            using Q = decltype(q);
+            if constexpr (Q::matrix_product)
+                return grid(Q::second.argument);
+            else
+                return !grid(Q::second.argument) && Q::second.begin1 == 0 && Q::second.trim1 == 0;
+        });
+        static_assert(seconds,
+                      "nabla: matvec(A, x) takes a vector x (one-dimensional, viewed on one axis); "
+                      "matmul(A, B) a matrix B (two-dimensional).");
+        return enough && N + K <= 64 && matrices && seconds;
+    }();
+
+    static auto substitute_body(const Body& b) {
+        substituted_body r{};
+        if constexpr (is_held_v<Body>)
+            r.constants = b.constants;
+        return r;
+    }
+
+    // Product J's operands; a shape_error if the views do not fit or the shapes disagree.
+    template <std::size_t J>
+    static product_operands operands(const std::array<argument_layout, N>& layouts) {
+        using Q = leaves<J>;
+        constexpr leaf_view m = Q::matrix;
+        constexpr leaf_view v = Q::second;
+        const argument_layout& a = layouts[m.argument];
+        const argument_layout& b = layouts[v.argument];
+        const auto view_error = [](const leaf_view& view, const argument_layout& l) {
+            throw shape_error(std::string("nabla::") + Q::name + ": a view drops " +
+                              std::to_string(view.begin + view.trim) + " rows and " +
+                              std::to_string(view.begin1 + view.trim1) + " columns of a " +
+                              std::to_string(l.rows) + " x " + std::to_string(l.cols) +
+                              " array (argument " + std::to_string(view.argument) + ")");
+        };
+        if (a.rows < m.begin + m.trim || a.cols < m.begin1 + m.trim1)
+            view_error(m, a);
+        product_operands p{a.data + m.begin * a.stride + m.begin1,
+                           a.stride,
+                           nullptr,
+                           b.stride,
+                           a.rows - m.begin - m.trim,
+                           a.cols - m.begin1 - m.trim1,
+                           1};
+        if constexpr (Q::matrix_product) {
+            if (b.rows < v.begin + v.trim || b.cols < v.begin1 + v.trim1)
+                view_error(v, b);
+            p.b = b.data + v.begin * b.stride + v.begin1;
+            const std::size_t inner = b.rows - v.begin - v.trim;
+            p.cols = b.cols - v.begin1 - v.trim1;
+            if (inner != p.inner)
+                throw shape_error("nabla::matmul: a " + std::to_string(p.rows) + " x " +
+                                  std::to_string(p.inner) + " matrix times a " +
+                                  std::to_string(inner) + " x " + std::to_string(p.cols) +
+                                  " matrix");
+        } else {
+            if (b.cols < v.begin + v.trim)
+                throw shape_error("nabla::matvec: a view drops " +
+                                  std::to_string(v.begin + v.trim) + " elements of a vector of " +
+                                  std::to_string(b.cols) + " (argument " +
+                                  std::to_string(v.argument) + ")");
+            p.b = b.data + v.begin;
+            const std::size_t length = b.cols - v.begin - v.trim;
+            if (length != p.inner)
+                throw shape_error("nabla::matvec: a " + std::to_string(p.rows) + " x " +
+                                  std::to_string(p.inner) + " matrix times a vector of " +
+                                  std::to_string(length) + " elements");
+        }
+        return p;
+    }
+
+    // Every product's value, each in an array of its own.
+    static product_values<K> values(const std::array<argument_layout, N>& layouts) {
+        product_values<K> out;
+        [&]<std::size_t... J>(std::index_sequence<J...>) {
+            (
+                [&] {
+                    const product_operands p = operands<J>(layouts);
+                    std::vector<double>& y = out.y[J];
+                    y.assign(p.rows * p.cols, 0.0);
+                    if constexpr (leaves<J>::matrix_product) {
+                        out.shape[J] = {p.rows, p.cols};
+                        gemm_kernel<false>(p.rows, p.inner, p.cols, p.a, p.a_stride, 1, p.b,
+                                           p.b_stride, 1, y.data(), p.cols);
+                    } else {
+                        out.shape[J] = {1, p.rows};
+                        gemv_kernel(p.a, p.a_stride, p.b, p.rows, p.inner, y.data());
+                    }
+                }(),
+                ...);
+        }
+        (std::make_index_sequence<K>{});
+        return out;
+    }
+
+    // Product J's value as an argument of the substituted expression.
+    template <std::size_t J>
+    static auto argument(const product_values<K>& v) {
+        if constexpr (leaves<J>::matrix_product)
+            return matrix_ref<const double>(v.y[J].data(), v.shape[J].rows, v.shape[J].cols,
+                                            v.shape[J].cols);
+        else
+            return std::span<const double>(v.y[J]);
+    }
+
+    // The pullbacks of every product, given the adjoints of their values, into the gradients
+    // (contiguous, shaped like the arguments) of the arguments not in Constants. written[k]:
+    // gradient k already holds the rest of the expression's gradient; else it is written here
+    // (stored where a product's operand is the whole argument, else zeroed first).
+    template <std::uint64_t Constants>
+    static void pull_back(const std::array<argument_layout, N>& layouts,
+                          const std::array<std::vector<double>, K>& dy,
+                          const std::array<double*, N>& gradients,
+                          std::array<bool, N>& written) {
+        // Where the gradient of an operand viewed through `view` starts, and whether it is
+        // added to: stored only where it is the first written and the operand is the whole
+        // argument (`whole`).
+        const auto target = [&](const leaf_view& view, bool whole,
+                                bool grid) -> std::pair<double*, bool> {
+            const std::size_t k = view.argument;
+            if (((Constants >> k) & 1) != 0)
+                return {nullptr, true};
+            const argument_layout& l = layouts[k];
+            double* g = gradients[k];
+            bool add = true;
+            if (!written[k]) {
+                add = !whole;
+                if (add)
+                    std::fill(g, g + l.rows * l.cols, 0.0);
+                written[k] = true;
+            }
+            return {grid ? g + view.begin * l.cols + view.begin1 : g + view.begin, add};
+        };
+        [&]<std::size_t... J>(std::index_sequence<J...>) {
+            (
+                [&] {
+                    using Q = leaves<J>;
+                    const product_operands p = operands<J>(layouts);
+                    const double* d = dy[J].data();
+                    const std::size_t a_cols = layouts[Q::matrix.argument].cols;
+                    const std::size_t b_cols = layouts[Q::second.argument].cols;
+                    const auto whole = [&](const leaf_view& view, std::size_t rows,
+                                           std::size_t cols) {
+                        const argument_layout& l = layouts[view.argument];
+                        return rows == l.rows && cols == l.cols;
+                    };
+                    const auto [da, add_a] =
+                        target(Q::matrix, whole(Q::matrix, p.rows, p.inner), true);
+                    if constexpr (Q::matrix_product) {
+                        // dA = dY B^T, dB = A^T dY.
+                        if (da != nullptr) {
+                            if (add_a)
+                                gemm_xyt<true>(p.rows, p.inner, p.cols, d, p.cols, p.b, p.b_stride,
+                                               da, a_cols);
+                            else
+                                gemm_xyt<false>(p.rows, p.inner, p.cols, d, p.cols, p.b, p.b_stride,
+                                                da, a_cols);
+                        }
+                        const auto [db, add_b] =
+                            target(Q::second, whole(Q::second, p.inner, p.cols), true);
+                        if (db != nullptr) {
+                            if (add_b)
+                                gemm_kernel<true>(p.inner, p.rows, p.cols, p.a, 1, p.a_stride, d,
+                                                  p.cols, 1, db, b_cols);
+                            else
+                                gemm_kernel<false>(p.inner, p.rows, p.cols, p.a, 1, p.a_stride, d,
+                                                   p.cols, 1, db, b_cols);
+                        }
+                    } else {
+                        // dA = dy x^T, dx += A^T dy (the rows' shares are added up: x's gradient
+                        // is zeroed first where nothing else wrote it).
+                        const auto dx = target(Q::second, false, false).first;
+                        matvec_pullback(p.a, p.a_stride, p.rows, p.inner, p.b, d, da, a_cols, add_a,
+                                        dx);
+                    }
+                }(),
+                ...);
+        }
+        (std::make_index_sequence<K>{});
+    }
+};
+
+template <class... Args>
+std::array<argument_layout, sizeof...(Args)> layouts_of(const Args&... args) {
+    std::size_t k = 0;
+    const auto one = [&k](const auto& a) {
+        check_array_argument(a, k++);
+        return layout_of(a);
+    };
+    return {one(args)...};
+}
+
+template <class Body, class... Args>
+auto product_value(const array_expression<Body>& f, const Args&... args) {
+    using Q = product_plan<Body, Args...>;
+    if constexpr (!Q::checked) {
+        return 0.0;
+    } else {
+        const array_expression<typename Q::substituted_body> g{Q::substitute_body(f.body)};
+        const auto y = Q::values(layouts_of(args...));
+        return [&]<std::size_t... J>(std::index_sequence<J...>) {
+            return array_value(g, args..., Q::template argument<J>(y)...);
+        }
+        (std::make_index_sequence<Q::K>{});
+    }
+}
+
+// The gradient: the expression's over the products' values (run(g, gradients, arrays...) with
+// the products' adjoints as extra gradients, Constants marking the arguments it writes no
+// gradient for), then the products' pullbacks.
+template <std::uint64_t Constants, class Body, class... Args, class Run>
+double product_reverse(const array_expression<Body>& f,
+                       const std::array<double*, sizeof...(Args)>& gradients,
+                       const Run& run,
+                       const Args&... args) {
+    using Q = product_plan<Body, Args...>;
+    constexpr std::size_t N = sizeof...(Args);
+    if constexpr (!Q::checked) {
+        return 0.0;
+    } else {
+        const array_expression<typename Q::substituted_body> g{Q::substitute_body(f.body)};
+        const auto layouts = layouts_of(args...);
+        const auto y = Q::values(layouts);
+        std::array<std::vector<double>, Q::K> dy;
+        std::array<double*, N + Q::K> all{};
+        std::array<bool, N> written{};
+        for (std::size_t k = 0; k < N; ++k) {
+            const bool skipped = ((Q::product_only >> k) & 1) != 0 || ((Constants >> k) & 1) != 0;
+            all[k] = skipped ? nullptr : gradients[k];
+            written[k] = !skipped;
+        }
+        for (std::size_t j = 0; j < Q::K; ++j) {
+            dy[j].assign(y.y[j].size(), 0.0);
+            all[N + j] = dy[j].data();
+        }
+        const double value = [&]<std::size_t... J>(std::index_sequence<J...>) {
+            return run(g, all, args..., Q::template argument<J>(y)...);
+        }
+        (std::make_index_sequence<Q::K>{});
+        Q::template pull_back<Constants>(layouts, dy, gradients, written);
+        return value;
+    }
+}
+
+template <std::uint64_t Constants, bool Value, class Body, class... Args>
+double product_gradient(const array_expression<Body>& f,
+                        const std::array<double*, sizeof...(Args)>& gradients,
+                        const Args&... args) {
+    using Q = product_plan<Body, Args...>;
+    return product_reverse<Constants>(
+        f, gradients,
+        [](const auto& g, const auto& all, const auto&... extended) {
+            using G = typename std::remove_cvref_t<decltype(g)>::body_type;
+            if constexpr (!check_array_call<G, std::remove_cvref_t<decltype(extended)>...>()) {
+                return 0.0;
+            } else {
+                using P = program<graph_t<G>,
+                                  two_d_mask<std::remove_cvref_t<decltype(extended)>...>() &
+                                      read_mask<graph_t<G>>,
+                                  Constants | Q::product_only, Value>;
+                return array_gradient_checked<P>(g, all, extended...);
+            }
+        },
+        args...);
+}
+
+template <std::uint64_t Constants, class Body, class Cotangent, class... Args>
+void product_vjp(const array_expression<Body>& f,
+                 const std::array<double*, sizeof...(Args)>& gradients,
+                 const Cotangent& w,
+                 const Args&... args) {
+    using Q = product_plan<Body, Args...>;
+    product_reverse<Constants>(
+        f, gradients,
+        [&w](const auto& g, const auto& all, const auto&... extended) {
+            apply_vjp<Constants | Q::product_only>(g, all, w, extended...);
+            return 0.0;
+        },
+        args...);
+}
+
+template <class Body, class Out, class... Args>
+void product_evaluate_into(const array_expression<Body>& f, Out& out, const Args&... args) {
+    using Q = product_plan<Body, Args...>;
+    if constexpr (Q::checked) {
+        const array_expression<typename Q::substituted_body> g{Q::substitute_body(f.body)};
+        const auto y = Q::values(layouts_of(args...));
+        [&]<std::size_t... J>(std::index_sequence<J...>) {
+            evaluate_into(g, out, args..., Q::template argument<J>(y)...);
+        }
+        (std::make_index_sequence<Q::K>{});
+    }
+}
+
+}  // namespace detail
+
+// A x for an array variable A bound to a matrix (two-dimensional; whole or a view) and x to a
+// vector (one-dimensional; whole or a view): an opaque node of the expression, computed before
+// the loops that read it (see above). The tape's var_matrix has its own matvec
+// (array/matrix.hpp).
+template <class A, class X>
+requires detail::ArrayExpression<A> && detail::ArrayExpression<X>
+constexpr auto matvec(const A& a, const X& x) {
+    using AB = typename std::remove_cvref_t<A>::body_type;
+    using XB = typename std::remove_cvref_t<X>::body_type;
+    static_assert(detail::is_array_leaf_v<AB> && detail::is_array_leaf_v<XB>,
+                  "nabla::matvec(A, x) in an array expression multiplies two array variables, "
+                  "a matrix and a vector (either may be a view); compute other operands into "
+                  "arrays first, or use the tape (nabla::mode::arrays).");
+    (void)x;
+    if constexpr (detail::is_array_leaf_v<AB> && detail::is_array_leaf_v<XB>)
+        return detail::make_array(node<detail::matvec_rule, AB, XB>{});
+    else
+        return a;  // after the message above, no more errors
+}
+
+// A B for array variables A and B bound to matrices (two-dimensional; whole or views): an
+// opaque node, as matvec. The tape's var_matrix has its own matmul (array/matrix.hpp).
+template <class A, class B>
+requires detail::ArrayExpression<A> && detail::ArrayExpression<B>
+constexpr auto matmul(const A& a, const B& b) {
+    using AB = typename std::remove_cvref_t<A>::body_type;
+    using BB = typename std::remove_cvref_t<B>::body_type;
+    static_assert(detail::is_array_leaf_v<AB> && detail::is_array_leaf_v<BB>,
+                  "nabla::matmul(A, B) in an array expression multiplies two array variables "
+                  "bound to matrices (either may be a view); compute other operands into arrays "
+                  "first, or use the tape (nabla::mode::arrays).");
+    (void)b;
+    if constexpr (detail::is_array_leaf_v<AB> && detail::is_array_leaf_v<BB>)
+        return detail::make_array(node<detail::matmul_rule, AB, BB>{});
+    else
+        return a;  // after the message above, no more errors
+}
+
+}  // namespace nabla

@@ -1,0 +1,379 @@
+// Matrix-vector products in static array expressions: values and gradients against loops written
+// out element by element and against the tape, views of the matrix and the vector, a matrix also
+// read element-wise, products that share a matrix, pullbacks, values written into arrays, matrices
+// whose rows lie apart, shape errors and NaN, at shapes around the SIMD width and the four rows
+// the kernels take at a time.
+
+#include <nabla/array.hpp>
+
+#include <catch2/catch.hpp>
+#include <xtensor/xtensor.hpp>
+
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "samples.hpp"
+
+namespace {
+
+constexpr std::size_t W = nabla_test::lanes_width;
+using nabla::from;
+using nabla::range;
+using nabla::upto;
+using nabla::whole;
+
+xt::xtensor<double, 2>
+matrix(std::size_t rows, std::size_t cols, double lo, double hi, unsigned salt) {
+    const std::vector<double> v = nabla_test::sample(rows * cols, lo, hi, salt);
+    xt::xtensor<double, 2> a = xt::xtensor<double, 2>::from_shape({rows, cols});
+    std::copy(v.begin(), v.end(), a.begin());
+    return a;
+}
+
+// Rows x columns around the kernels' four rows and the SIMD width, empty ones included.
+const std::vector<std::array<std::size_t, 2>> shapes{
+    {1, 1}, {3, W + 1}, {4, W}, {5, 2 * W + 3}, {8, 7}, {9, 4 * W + 1}, {13, 1}, {0, 5}, {6, 0}};
+
+// The dense layer loss sum(tanh(A x + b)^2), its value and gradients by plain loops.
+struct dense_reference {
+    double value = 0.0;
+    std::vector<double> ga, gx, gb;
+};
+
+dense_reference
+dense(const xt::xtensor<double, 2>& a, const std::vector<double>& x, const std::vector<double>& b) {
+    const std::size_t m = a.shape()[0], n = a.shape()[1];
+    dense_reference r{0.0, std::vector<double>(m * n), std::vector<double>(n),
+                      std::vector<double>(m)};
+    for (std::size_t i = 0; i < m; ++i) {
+        double z = b[i];
+        for (std::size_t j = 0; j < n; ++j)
+            z += a(i, j) * x[j];
+        const double h = std::tanh(z);
+        r.value += h * h;
+        const double dz = 2.0 * h * (1.0 - h * h);
+        r.gb[i] = dz;
+        for (std::size_t j = 0; j < n; ++j) {
+            r.ga[i * n + j] = dz * x[j];
+            r.gx[j] += dz * a(i, j);
+        }
+    }
+    return r;
+}
+
+template <class A, class B>
+void check_close(const A& got, const B& want, double tolerance = 1e-13) {
+    REQUIRE(static_cast<std::size_t>(got.size()) == static_cast<std::size_t>(want.size()));
+    auto g = got.begin();
+    for (auto w = want.begin(); w != want.end(); ++w, ++g)
+        CHECK(*g == Approx(*w).margin(tolerance).epsilon(tolerance));
+}
+
+const auto layer = [](const auto& a, const auto& x, const auto& b) {
+    const auto h = tanh(matvec(a, x) + b);
+    return sum(h * h);
+};
+
+}  // namespace
+
+TEST_CASE("a dense layer's value and gradient equal loops and the tape", "[products]") {
+    const auto [A, x, b] = nabla::array_variables<3>();
+    const auto f = layer(A, x, b);
+    for (const auto& [m, n] : shapes) {
+        CAPTURE(m, n);
+        const auto a = matrix(m, n, -0.5, 0.5, 1);
+        const auto xs = nabla_test::sample(n, -1.0, 1.0, 2);
+        const auto bs = nabla_test::sample(m, -0.2, 0.2, 3);
+        const dense_reference want = dense(a, xs, bs);
+
+        CHECK(f(a, xs, bs) == Approx(want.value).epsilon(1e-14).margin(1e-15));
+        const auto [v, ga, gx, gb] = nabla::value_and_grad(f, a, xs, bs);
+        CHECK(v == Approx(want.value).epsilon(1e-14).margin(1e-15));
+        REQUIRE(ga.shape()[0] == m);
+        REQUIRE(ga.shape()[1] == n);
+        check_close(ga, want.ga);
+        check_close(gx, want.gx);
+        check_close(gb, want.gb);
+
+        // The same lambda on the tape.
+        const auto tape = nabla::value_and_grad(nabla::mode::arrays, layer, a, xs, bs);
+        CHECK(tape.value == Approx(v).epsilon(1e-14).margin(1e-15));
+        check_close(std::get<0>(tape.gradient), want.ga);
+
+        // Into the caller's arrays, written over whatever they held.
+        xt::xtensor<double, 2> into = xt::xtensor<double, 2>::from_shape({m, n});
+        into.fill(7.0);
+        std::vector<double> into_x(n, 7.0), into_b(m, 7.0);
+        const double w = nabla::value_and_grad_into(f, std::tie(into, into_x, into_b), a, xs, bs);
+        CHECK(w == v);
+        check_close(into, want.ga);
+        check_close(into_x, want.gx);
+        check_close(into_b, want.gb);
+    }
+}
+
+TEST_CASE("matvec reads views of the matrix and the vector, and a view of a product views the "
+          "matrix's rows",
+          "[products]") {
+    const auto [A, x] = nabla::array_variables<2>();
+    for (const auto& [m, n] : std::vector<std::array<std::size_t, 2>>{
+             {4, 3}, {6, W + 2}, {9, 2 * W + 4}, {11, 4 * W + 3}}) {
+        CAPTURE(m, n);
+        const auto a = matrix(m, n, -1.0, 1.0, 4);
+        const auto xs = nabla_test::sample(n, -1.0, 1.0, 5);
+        // y = A[1:-1, 2:] x[:-2] (columns 2 .. n-1 times elements 0 .. n-3), squared and summed.
+        const auto f = sum(square(matvec(A(range<1, -1>, from<2>), x(upto<-2>))));
+        double value = 0.0;
+        std::vector<double> ga(m * n, 0.0), gx(n, 0.0);
+        for (std::size_t i = 1; i + 1 < m; ++i) {
+            double y = 0.0;
+            for (std::size_t j = 2; j < n; ++j)
+                y += a(i, j) * xs[j - 2];
+            value += y * y;
+            for (std::size_t j = 2; j < n; ++j) {
+                ga[i * n + j] = 2.0 * y * xs[j - 2];
+                gx[j - 2] += 2.0 * y * a(i, j);
+            }
+        }
+        const auto [v, got_a, got_x] = nabla::value_and_grad(f, a, xs);
+        CHECK(v == Approx(value).epsilon(1e-14));
+        check_close(got_a, ga);  // zero outside the view
+        check_close(got_x, gx);
+
+        // (A x)[1:] is A[1:, :] x.
+        const auto viewed = matvec(A, x)(from<1>);
+        const auto direct = matvec(A(from<1>), x);
+        check_close(viewed(a, xs), direct(a, xs), 0.0);
+    }
+}
+
+TEST_CASE("a matrix read by a product and element-wise, products sharing a matrix, and a vector "
+          "read element-wise",
+          "[products]") {
+    const auto [A, x, z] = nabla::array_variables<3>();
+    for (const std::size_t n : {std::size_t{1}, std::size_t{5}, W + 3, 3 * W + 1}) {
+        CAPTURE(n);
+        const auto a = matrix(n, n, -1.0, 1.0, 6);
+        const auto xs = nabla_test::sample(n, -1.0, 1.0, 7);
+        const auto zs = nabla_test::sample(n, 0.5, 1.5, 8);
+        // 0.5 |A|^2 + sum((A x) * (A z)) + sum(x * (A x)) + sum(sin(x)): A's gradient gets the
+        // element-wise part and two pullbacks; x's an element-wise part and two pullbacks.
+        const auto f = 0.5 * sum(A * A) + sum(matvec(A, x) * matvec(A, z)) + sum(x * matvec(A, x)) +
+                       sum(sin(x));
+        std::vector<double> ax(n, 0.0), az(n, 0.0);
+        for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t j = 0; j < n; ++j) {
+                ax[i] += a(i, j) * xs[j];
+                az[i] += a(i, j) * zs[j];
+            }
+        double value = 0.0;
+        std::vector<double> ga(n * n), gx(n), gz(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            value += ax[i] * az[i] + xs[i] * ax[i] + std::sin(xs[i]);
+            gx[i] += ax[i] + std::cos(xs[i]);
+            for (std::size_t j = 0; j < n; ++j) {
+                value += 0.5 * a(i, j) * a(i, j);
+                // d/dA(i, j): A(i, j) + az[i] x[j] + ax[i] z[j] + x[i] x[j]
+                ga[i * n + j] = a(i, j) + az[i] * xs[j] + ax[i] * zs[j] + xs[i] * xs[j];
+                // d/dx[j] of sum_i ax_i az_i + x_i ax_i: az_i A(i, j) + x_i A(i, j)
+                gx[j] += (az[i] + xs[i]) * a(i, j);
+                gz[j] += ax[i] * a(i, j);
+            }
+        }
+        const auto [v, got_a, got_x, got_z] = nabla::value_and_grad(f, a, xs, zs);
+        CHECK(v == Approx(value).epsilon(1e-13));
+        check_close(got_a, ga, 1e-12);
+        check_close(got_x, gx, 1e-12);
+        check_close(got_z, gz, 1e-12);
+    }
+}
+
+TEST_CASE("an array-valued expression with a product: its value, its value into an array, and "
+          "its pullback",
+          "[products]") {
+    const auto [A, x, c] = nabla::array_variables<3>();
+    // A softmax-free attention score: (A x) - max(A x) + c x[:m] (c a number's array).
+    const auto f = matvec(A, x) - max(matvec(A, x)) + c * exp(matvec(A, x));
+    for (const auto& [m, n] :
+         std::vector<std::array<std::size_t, 2>>{{3, 4}, {5, W + 1}, {W + 3, 2 * W + 1}, {17, 9}}) {
+        CAPTURE(m, n);
+        const auto a = matrix(m, n, -1.0, 1.0, 9);
+        const auto xs = nabla_test::sample(n, -1.0, 1.0, 10);
+        const auto cs = nabla_test::sample(m, 0.1, 0.4, 11);
+        std::vector<double> y(m, 0.0);
+        for (std::size_t i = 0; i < m; ++i)
+            for (std::size_t j = 0; j < n; ++j)
+                y[i] += a(i, j) * xs[j];
+        std::size_t top = 0;
+        for (std::size_t i = 1; i < m; ++i)
+            if (y[i] > y[top])
+                top = i;
+        std::vector<double> want(m);
+        for (std::size_t i = 0; i < m; ++i)
+            want[i] = y[i] - y[top] + cs[i] * std::exp(y[i]);
+        check_close(f(a, xs, cs), want);
+        std::vector<double> out(m, -1.0);
+        nabla::evaluate_into(f, out, a, xs, cs);
+        check_close(out, want);
+
+        // w^T J: dy_i = w_i (1 + c_i e^{y_i}) - [i == top] sum(w); then the product's pullback.
+        const auto w = nabla_test::sample(m, -1.0, 1.0, 12);
+        double total = 0.0;
+        for (const double wi : w)
+            total += wi;
+        std::vector<double> dy(m);
+        for (std::size_t i = 0; i < m; ++i)
+            dy[i] = w[i] * (1.0 + cs[i] * std::exp(y[i])) - (i == top ? total : 0.0);
+        std::vector<double> ga(m * n), gx(n, 0.0), gc(m);
+        for (std::size_t i = 0; i < m; ++i) {
+            gc[i] = w[i] * std::exp(y[i]);
+            for (std::size_t j = 0; j < n; ++j) {
+                ga[i * n + j] = dy[i] * xs[j];
+                gx[j] += dy[i] * a(i, j);
+            }
+        }
+        const auto [pa, px, pc] = nabla::apply_vjp(f, w, a, xs, cs);
+        check_close(pa, ga, 1e-12);
+        check_close(px, gx, 1e-12);
+        check_close(pc, gc, 1e-12);
+    }
+}
+
+TEST_CASE("matvec reads matrices whose rows lie apart in a larger array", "[products]") {
+    const auto [A, x, b] = nabla::array_variables<3>();
+    const auto f = layer(A, x, b);
+    const std::size_t m = 7, n = 2 * W + 3, stride = n + 5;
+    const std::vector<double> wide = nabla_test::sample(m * stride, -0.5, 0.5, 13);
+    const nabla::matrix_ref<const double> ref(wide.data(), m, n, stride);
+    xt::xtensor<double, 2> a = xt::xtensor<double, 2>::from_shape({m, n});
+    for (std::size_t i = 0; i < m; ++i)
+        for (std::size_t j = 0; j < n; ++j)
+            a(i, j) = wide[i * stride + j];
+    const auto xs = nabla_test::sample(n, -1.0, 1.0, 14);
+    const auto bs = nabla_test::sample(m, -0.2, 0.2, 15);
+    const dense_reference want = dense(a, xs, bs);
+    const auto [v, ga, gx, gb] = nabla::value_and_grad(f, ref, xs, bs);
+    CHECK(v == Approx(want.value).epsilon(1e-14));
+    check_close(ga, want.ga);  // contiguous
+    check_close(gx, want.gx);
+}
+
+TEST_CASE("matvec's shapes are checked before anything is written, and NaN and infinity reach "
+          "what they feed",
+          "[products]") {
+    const auto [A, x, b] = nabla::array_variables<3>();
+    const auto f = layer(A, x, b);
+    const auto a = matrix(4, 5, -1.0, 1.0, 16);
+    const std::vector<double> x4(4, 0.5), x5(5, 0.5), b4(4, 0.1), b3(3, 0.1);
+    CHECK_THROWS_AS(f(a, x4, b4), nabla::shape_error);
+    CHECK_THROWS_WITH(f(a, x4, b4), Catch::Contains("a 4 x 5 matrix times a vector of 4 elements"));
+    CHECK_THROWS_AS(f(a, x5, b3), nabla::shape_error);  // A x has 4 elements, b 3
+    std::vector<double> gx(5, 9.0), gb(4, 9.0);
+    xt::xtensor<double, 2> ga = xt::xtensor<double, 2>::from_shape({4, 5});
+    ga.fill(9.0);
+    CHECK_THROWS_AS(nabla::value_and_grad_into(f, std::tie(ga, gx, gb), a, x4, b4),
+                    nabla::shape_error);
+    CHECK(ga(0, 0) == 9.0);
+    CHECK(gx[0] == 9.0);
+    const auto too_far = sum(matvec(A(range<3, -2>), x));  // drops 5 of 4 rows
+    CHECK_THROWS_AS(too_far(a, x5), nabla::shape_error);
+
+    // NaN in one element of x reaches every product, so the value; infinity in one row of A
+    // reaches that row's value only.
+    std::vector<double> xn = x5;
+    xn[2] = std::numeric_limits<double>::quiet_NaN();
+    CHECK(std::isnan(f(a, xn, b4)));
+    auto ai = a;
+    ai(1, 3) = std::numeric_limits<double>::infinity();
+    const auto y = matvec(A, x)(ai, x5);
+    CHECK(std::isinf(y[1]));
+    CHECK(std::isfinite(y[0]));
+    CHECK(std::isfinite(y[2]));
+}
+
+TEST_CASE("to_dot shows each product as a box of its own that the loops read", "[products]") {
+    const auto [A, x, b] = nabla::array_variables<3>();
+    const std::string dot = nabla::to_dot(layer(A, x, b) + sum(x * x));
+    CHECK_THAT(dot, Catch::Contains("p0 [shape=box, label=\"x3 = matvec(x0, x1)\"]"));
+    CHECK_THAT(dot, Catch::Contains("p0 -> b0_0;"));
+    CHECK_THAT(dot, Catch::Contains("loop 0: value and gradient in one pass"));
+    CHECK(nabla::to_string(matvec(A(from<1>), x)) == "matvec(x0[1:], x1)");
+}
+
+namespace {
+
+// C = A B by loops.
+std::vector<double> product(const xt::xtensor<double, 2>& a, const xt::xtensor<double, 2>& b) {
+    const std::size_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
+    std::vector<double> c(m * n, 0.0);
+    for (std::size_t i = 0; i < m; ++i)
+        for (std::size_t t = 0; t < k; ++t)
+            for (std::size_t j = 0; j < n; ++j)
+                c[i * n + j] += a(i, t) * b(t, j);
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE("matmul's value, gradient and pullback equal loops", "[products]") {
+    const auto [A, B, C] = nabla::array_variables<3>();
+    // 0.5 |A B|^2 + <A B, C> + 0.5 |A|^2: dA = (AB + C) B^T + A, dB = A^T (AB + C), dC = AB.
+    const auto f = 0.5 * sum(square(matmul(A, B))) + sum(matmul(A, B) * C) + 0.5 * sum(A * A);
+    for (const auto& [m, k, n] : std::vector<std::array<std::size_t, 3>>{
+             {1, 1, 1}, {4, 3, W + 1}, {5, 2 * W + 1, 4 * W + 3}, {9, 7, 8 * W + 5}, {3, 0, 4}}) {
+        CAPTURE(m, k, n);
+        const auto a = matrix(m, k, -1.0, 1.0, 20);
+        const auto b = matrix(k, n, -1.0, 1.0, 21);
+        const auto c = matrix(m, n, -1.0, 1.0, 22);
+        const std::vector<double> ab = product(a, b);
+        double value = 0.0;
+        std::vector<double> s(m * n);  // AB + C
+        for (std::size_t i = 0; i < m * n; ++i) {
+            value += 0.5 * ab[i] * ab[i] + ab[i] * c.data()[i];
+            s[i] = ab[i] + c.data()[i];
+        }
+        std::vector<double> ga(m * k), gb(k * n, 0.0);
+        for (std::size_t i = 0; i < m; ++i)
+            for (std::size_t t = 0; t < k; ++t) {
+                value += 0.5 * a(i, t) * a(i, t);
+                double d = a(i, t);
+                for (std::size_t j = 0; j < n; ++j) {
+                    d += s[i * n + j] * b(t, j);
+                    gb[t * n + j] += a(i, t) * s[i * n + j];
+                }
+                ga[i * k + t] = d;
+            }
+        const auto [v, got_a, got_b, got_c] = nabla::value_and_grad(f, a, b, c);
+        CHECK(v == Approx(value).epsilon(1e-13).margin(1e-14));
+        check_close(got_a, ga, 1e-12);
+        check_close(got_b, gb, 1e-12);
+        check_close(got_c, ab, 1e-12);
+
+        // The value of a matrix product, a view of it, and its pullback.
+        const xt::xtensor<double, 2> y = matmul(A, B)(a, b);
+        check_close(y, ab);
+        if (m > 1 && n > 1) {
+            const xt::xtensor<double, 2> viewed = matmul(A, B)(from<1>, upto<-1>)(a, b);
+            const xt::xtensor<double, 2> direct = matmul(A(from<1>), B(whole, upto<-1>))(a, b);
+            check_close(viewed, direct, 0.0);
+        }
+        const auto w = matrix(m, n, -1.0, 1.0, 23);
+        const auto [pa, pb] = nabla::apply_vjp(matmul(A, B), w, a, b);
+        std::vector<double> wa(m * k, 0.0), wb(k * n, 0.0);
+        for (std::size_t i = 0; i < m; ++i)
+            for (std::size_t t = 0; t < k; ++t)
+                for (std::size_t j = 0; j < n; ++j) {
+                    wa[i * k + t] += w(i, j) * b(t, j);
+                    wb[t * n + j] += a(i, t) * w(i, j);
+                }
+        check_close(pa, wa, 1e-12);
+        check_close(pb, wb, 1e-12);
+    }
+    const auto a = matrix(3, 4, -1.0, 1.0, 24);
+    CHECK_THROWS_WITH(matmul(A, B)(a, a), Catch::Contains("a 3 x 4 matrix times a 3 x 4 matrix"));
+    CHECK(nabla::to_string(matmul(A, B(whole, from<1>))) == "matmul(x0, x1[:, 1:])");
+}
