@@ -658,6 +658,144 @@ inline double dense_value_and_grad_one_pass(const double* w,
     return loss;
 }
 
+// The same in three passes: the product, then dx = W^T dz reading W, then dW = dz x^T writing
+// it. On the AMD EPYC of RESULTS.md streams that only read or only write run faster than one
+// that reads W and writes dW at once.
+inline double dense_value_and_grad_three_passes(const double* w,
+                                                const double* x,
+                                                const double* b,
+                                                std::size_t m,
+                                                std::size_t n,
+                                                double* gw,
+                                                double* gx,
+                                                double* gb) {
+    gemv(w, x, m, n, gb);
+    double loss = 0.0;
+    for (std::size_t i = 0; i < m; ++i) {
+        const double h = std::tanh(gb[i] + b[i]);
+        loss += h * h;
+        gb[i] = 2.0 * h * (1.0 - h * h);
+    }
+    std::fill(gx, gx + n, 0.0);
+    std::size_t i = 0;
+#if NABLA_BENCH_HAND_SIMD
+    using detail::batch, detail::load, detail::whole, detail::width;
+    for (; i + 4 <= m; i += 4) {
+        const double* r0 = w + i * n;
+        const double* r1 = r0 + n;
+        const double* r2 = r1 + n;
+        const double* r3 = r2 + n;
+        const batch d0(gb[i]), d1(gb[i + 1]), d2(gb[i + 2]), d3(gb[i + 3]);
+        std::size_t j = 0;
+        for (; j < whole(n, width); j += width) {
+            batch acc = load(gx + j);
+            acc = detail::mul_add(d0, load(r0 + j), acc);
+            acc = detail::mul_add(d1, load(r1 + j), acc);
+            acc = detail::mul_add(d2, load(r2 + j), acc);
+            acc = detail::mul_add(d3, load(r3 + j), acc);
+            acc.store_unaligned(gx + j);
+        }
+        for (; j < n; ++j)
+            gx[j] += gb[i] * r0[j] + gb[i + 1] * r1[j] + gb[i + 2] * r2[j] + gb[i + 3] * r3[j];
+    }
+#endif
+    for (; i < m; ++i)
+        for (std::size_t j = 0; j < n; ++j)
+            gx[j] += gb[i] * w[i * n + j];
+    for (i = 0; i < m; ++i) {
+        double* row = gw + i * n;
+        std::size_t j = 0;
+#if NABLA_BENCH_HAND_SIMD
+        const batch d(gb[i]);
+        for (; j < whole(n, width); j += width)
+            (d * load(x + j)).store_unaligned(row + j);
+#endif
+        for (; j < n; ++j)
+            row[j] = gb[i] * x[j];
+    }
+    return loss;
+}
+
+// The fastest formulation here: one pass over W computing four rows' products, their dz and their
+// share of dx while the rows are in cache, then dW = dz x^T written in a pass of its own (W read
+// once, dW only written).
+inline double dense_value_and_grad_read_then_write(const double* w,
+                                                   const double* x,
+                                                   const double* b,
+                                                   std::size_t m,
+                                                   std::size_t n,
+                                                   double* gw,
+                                                   double* gx,
+                                                   double* gb) {
+    std::fill(gx, gx + n, 0.0);
+    double loss = 0.0;
+    std::size_t i = 0;
+#if NABLA_BENCH_HAND_SIMD
+    using detail::batch, detail::load, detail::whole, detail::width;
+    for (; i + 4 <= m; i += 4) {
+        const double* r0 = w + i * n;
+        const double* r1 = r0 + n;
+        const double* r2 = r1 + n;
+        const double* r3 = r2 + n;
+        batch s0(0.0), s1(0.0), s2(0.0), s3(0.0);
+        std::size_t j = 0;
+        for (; j < whole(n, width); j += width) {
+            const batch xv = load(x + j);
+            s0 = detail::mul_add(load(r0 + j), xv, s0);
+            s1 = detail::mul_add(load(r1 + j), xv, s1);
+            s2 = detail::mul_add(load(r2 + j), xv, s2);
+            s3 = detail::mul_add(load(r3 + j), xv, s3);
+        }
+        double z[4] = {xsimd::hadd(s0), xsimd::hadd(s1), xsimd::hadd(s2), xsimd::hadd(s3)};
+        for (; j < n; ++j) {
+            z[0] += r0[j] * x[j];
+            z[1] += r1[j] * x[j];
+            z[2] += r2[j] * x[j];
+            z[3] += r3[j] * x[j];
+        }
+        for (std::size_t r = 0; r < 4; ++r) {
+            const double h = std::tanh(z[r] + b[i + r]);
+            loss += h * h;
+            gb[i + r] = 2.0 * h * (1.0 - h * h);
+        }
+        const batch d0(gb[i]), d1(gb[i + 1]), d2(gb[i + 2]), d3(gb[i + 3]);
+        for (j = 0; j < whole(n, width); j += width) {
+            batch acc = load(gx + j);
+            acc = detail::mul_add(d0, load(r0 + j), acc);
+            acc = detail::mul_add(d1, load(r1 + j), acc);
+            acc = detail::mul_add(d2, load(r2 + j), acc);
+            acc = detail::mul_add(d3, load(r3 + j), acc);
+            acc.store_unaligned(gx + j);
+        }
+        for (; j < n; ++j)
+            gx[j] += gb[i] * r0[j] + gb[i + 1] * r1[j] + gb[i + 2] * r2[j] + gb[i + 3] * r3[j];
+    }
+#endif
+    for (; i < m; ++i) {
+        const double* row = w + i * n;
+        double z = 0.0;
+        for (std::size_t j = 0; j < n; ++j)
+            z += row[j] * x[j];
+        const double h = std::tanh(z + b[i]);
+        loss += h * h;
+        gb[i] = 2.0 * h * (1.0 - h * h);
+        for (std::size_t j = 0; j < n; ++j)
+            gx[j] += gb[i] * row[j];
+    }
+    for (i = 0; i < m; ++i) {
+        double* row = gw + i * n;
+        std::size_t j = 0;
+#if NABLA_BENCH_HAND_SIMD
+        const batch d(gb[i]);
+        for (; j < whole(n, width); j += width)
+            (d * load(x + j)).store_unaligned(row + j);
+#endif
+        for (; j < n; ++j)
+            row[j] = gb[i] * x[j];
+    }
+    return loss;
+}
+
 // a_i = b_i + s c_i.
 inline void triad(double* a, const double* b, const double* c, double s, std::size_t n) {
     std::size_t i = 0;

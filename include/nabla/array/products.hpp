@@ -424,10 +424,15 @@ void matvec_pullback(const double* a,
                      bool add,
                      double* dx) {
     if (da != nullptr && dx != nullptr) {
-        if (add)
+        // Added to, dA is read and written with A in one pass. Stored, it is written in a pass
+        // of its own after dx's pass over A: streams that only read or only write run faster
+        // here than one that does both (3.5-4.0 products for the dense layer against 3.8-7.5).
+        if (add) {
             matvec_pullback_rows<true, true, true>(a, stride, m, n, x, dy, da, da_stride, dx);
-        else
-            matvec_pullback_rows<true, false, true>(a, stride, m, n, x, dy, da, da_stride, dx);
+        } else {
+            matvec_pullback_rows<false, false, true>(a, stride, m, n, x, dy, da, da_stride, dx);
+            matvec_pullback_rows<true, false, false>(a, stride, m, n, x, dy, da, da_stride, dx);
+        }
     } else if (da != nullptr) {
         if (add)
             matvec_pullback_rows<true, true, false>(a, stride, m, n, x, dy, da, da_stride, dx);
