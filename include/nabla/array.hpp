@@ -18,6 +18,7 @@
 #include "array/active.hpp"
 #include "array/evaluate.hpp"
 #include "array/expression.hpp"
+#include "array/forward.hpp"
 #include "array/matrix.hpp"
 #include "array/plan.hpp"
 #include "array/print.hpp"
