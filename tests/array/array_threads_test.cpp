@@ -45,9 +45,10 @@ void check_same(const R& a, const R& b) {
     CHECK(same);
 }
 
-// One chunk, two (on one thread: too few to split), four and five (split).
-const std::vector<std::size_t> lengths{chunk - 1, chunk + 1, 2 * chunk + 3 * W + 1, 4 * chunk + 5,
-                                       5 * chunk};
+// One chunk, two (on one thread: too few to split), four and five (split), and nine (a reverse
+// loop, which runs its even chunks and then its odd ones, splits too).
+const std::vector<std::size_t> lengths{chunk - 1,     chunk + 1, 2 * chunk + 3 * W + 1,
+                                       4 * chunk + 5, 5 * chunk, 9 * chunk + W + 1};
 
 }  // namespace
 
@@ -126,6 +127,22 @@ TEST_CASE("grids split by rows over threads give the same results", "[array][thr
     const auto many = nabla::value_and_grad(energy, grid);
     CHECK(many.value == single.value);
     CHECK(std::get<0>(many.gradient) == std::get<0>(single.gradient));
+}
+
+TEST_CASE("a chunked loop leaves the arrays it does not read alone, empty ones included",
+          "[array][threads]") {
+    const auto [x, y] = nabla::array_variables<2>();
+    const auto f = sum(x * x) + sum(y);
+    const auto xs = nabla_test::sample(5 * chunk, -1.0, 1.0, 6);
+    const std::vector<double> empty;
+    threads_for scope(2);
+    const auto [v, gx, gy] = nabla::value_and_grad(f, xs, empty);
+    double want = 0.0;
+    for (const double e : xs)
+        want += e * e;
+    CHECK(v == Approx(want).epsilon(1e-12));
+    CHECK(gx[3 * chunk + 1] == 2.0 * xs[3 * chunk + 1]);
+    CHECK(gy.empty());
 }
 
 TEST_CASE("two callers share the pool: each gets its own results", "[array][threads]") {

@@ -377,3 +377,55 @@ TEST_CASE("matmul's value, gradient and pullback equal loops", "[products]") {
     CHECK_THROWS_WITH(matmul(A, B)(a, a), Catch::Contains("a 3 x 4 matrix times a 3 x 4 matrix"));
     CHECK(nabla::to_string(matmul(A, B(whole, from<1>))) == "matmul(x0, x1[:, 1:])");
 }
+
+TEST_CASE("a matvec computed row by row inside its loop: scaled reductions, views, and the "
+          "plan that takes it",
+          "[products]") {
+    const auto [A, x, b] = nabla::array_variables<3>();
+    // A mean and a factor: the loop's gradients are scaled after it, dx and dA with them.
+    const auto f = 3.0 * mean(square(tanh(matvec(A, x) + b))) + 0.5;
+    using F = std::remove_cvref_t<decltype(f)>::body_type;
+    using M = xt::xtensor<double, 2>;
+    using V = std::vector<double>;
+    STATIC_REQUIRE(nabla::detail::row_fusable<0, true, F, M, V, V>());
+    // Read elsewhere, or behind a prepass: the product is computed first.
+    using G = std::remove_cvref_t<decltype(sum(matvec(A, x) * b) + sum(x * x))>::body_type;
+    STATIC_REQUIRE(!nabla::detail::row_fusable<0, true, G, M, V, V>());
+    using H = std::remove_cvref_t<decltype(logsumexp(matvec(A, x) + b))>::body_type;
+    STATIC_REQUIRE(!nabla::detail::row_fusable<0, true, H, M, V, V>());
+    for (const auto& [m, n] : shapes) {
+        CAPTURE(m, n);
+        const auto a = matrix(m, n, -0.5, 0.5, 30);
+        const auto xs = nabla_test::sample(n, -1.0, 1.0, 31);
+        const auto bs = nabla_test::sample(m, -0.2, 0.2, 32);
+        const dense_reference d = dense(a, xs, bs);
+        const double s = m > 0 ? 3.0 / static_cast<double>(m) : 0.0;
+        const auto [v, ga, gx, gb] = nabla::value_and_grad(f, a, xs, bs);
+        if (m > 0)
+            CHECK(v == Approx(s * d.value + 0.5).epsilon(1e-14));
+        else
+            CHECK(std::isnan(v));  // the mean of nothing
+        if (m > 0) {
+            std::vector<double> want_a = d.ga, want_x = d.gx, want_b = d.gb;
+            for (double& e : want_a)
+                e *= s;
+            for (double& e : want_x)
+                e *= s;
+            for (double& e : want_b)
+                e *= s;
+            check_close(ga, want_a);
+            check_close(gx, want_x);
+            check_close(gb, want_b);
+        }
+        // Against the same expression with the product computed first (sum(x * 0) makes the
+        // loop read x too).
+        const auto g = 3.0 * mean(square(tanh(matvec(A, x) + b))) + 0.5 + sum(0.0 * x);
+        const auto [w, ha, hx, hb] = nabla::value_and_grad(g, a, xs, bs);
+        if (m > 0) {
+            CHECK(w == Approx(v).epsilon(1e-14));
+            check_close(ha, ga);
+            check_close(hx, gx);
+            check_close(hb, gb);
+        }
+    }
+}

@@ -435,13 +435,30 @@ struct chunking {
     }
 };
 
-// The run seen from chunk c: every argument (and gradient) moved to the chunk's first element,
-// or the grids to its first row (a one-dimensional argument is then the same row vector).
-template <class P, class Run>
+// Whether one of the element expressions Es reads argument k.
+template <class... Es>
+constexpr bool reads_argument(std::size_t k) {
+    bool found = false;
+    const auto look = [&](const auto& codes) {
+        for (const std::size_t code : codes)
+            if (is_array_leaf_code(code) && decode_leaf(code).argument == k)
+                found = true;
+    };
+    (look(Es::codes), ...);
+    return found;
+}
+
+// The run seen from chunk c of a loop over the element expressions Es: every argument they read
+// (and its gradient) moved to the chunk's first element, or the grids to its first row (a
+// one-dimensional argument is then the same row vector). Arguments the loop does not read stay
+// where they are: they may be shorter than the offset, or empty.
+template <class P, class... Es, class Run>
 Run chunk_run(const Run& run, const chunking& cut, std::size_t c) {
     Run sub = run;
     const std::size_t row0 = cut.first_row(c), col0 = cut.first_col(c);
     for (std::size_t k = 0; k < sub.data.size(); ++k) {
+        if (!reads_argument<Es...>(k))
+            continue;
         if (cut.rows_each == 0) {
             sub.data[k] += col0;
             if (sub.gradient[k] != nullptr)
@@ -713,7 +730,7 @@ double prepass(Run& run) {
         return Kind::result(prepass_range<P, J, Kind>(run, e), e.size());
     std::vector<typename Kind::template state<double>> parts(cut.count);
     for_each_chunk(cut.count, [&](std::size_t c) {
-        Run sub = chunk_run<P>(run, cut, c);
+        Run sub = chunk_run<P, typename P::template body<J>>(run, cut, c);
         parts[c] = prepass_range<P, J, Kind>(sub, cut.part(c));
     });
     for (std::size_t c = 1; c < cut.count; ++c)
@@ -796,11 +813,20 @@ struct fused_part {
     std::array<lanes, P::template body<J>::leaf_count> carried{};
 };
 
+// What a fused loop does around each batch of elements (and the remaining elements): nothing,
+// here; a loop over the rows of a matrix-vector product computes the rows' products before and
+// pulls their adjoints back after (array/products.hpp).
+struct no_hook {
+    NABLA_ALWAYS_INLINE void before(std::size_t, std::size_t) const {}
+    NABLA_ALWAYS_INLINE void after(std::size_t, std::size_t) const {}
+};
+
 // The fused loop over the n elements of a run (a chunk's: its first element is element c0 of the
 // whole loop). Last: the chunk that ends the loop, which also zeroes the gradients past the views,
 // adds the lanes it carries and runs the elements that do not fill a batch on doubles.
-template <class P, std::size_t J, bool Last, class Run>
-fused_part<P, J> fused_range(Run& run, std::size_t n, double pre, std::size_t c0) {
+template <class P, std::size_t J, bool Last, class Run, class Hook = no_hook>
+fused_part<P, J>
+fused_range(Run& run, std::size_t n, double pre, std::size_t c0, const Hook& hook = {}) {
     using E = typename P::template body<J>;
     using S = schedule<typename E::dense>;
     using kind = typename P::template kind<J>;
@@ -837,6 +863,7 @@ fused_part<P, J> fused_range(Run& run, std::size_t n, double pre, std::size_t c0
         const std::size_t blocks_end = n - n % (unroll * W);
         std::size_t i = 0;
         for (; i + W <= n; i += W) {
+            hook.before(i, W);
             const auto leaves = load_leaves<L, E>(at, results, i);
             element_values<L, E, Run::pool_size> values{{}, pool, leaves};
             values.forward();
@@ -873,6 +900,7 @@ fused_part<P, J> fused_range(Run& run, std::size_t n, double pre, std::size_t c0
                         store_lanes(block_at[K] + i, led_block<leader, K>(moved));
                 }(),
                 ...);
+            hook.after(i, W);
         }
         auto scalar = fold_states<W>(states);
         if constexpr (!Last) {
@@ -915,6 +943,9 @@ fused_part<P, J> fused_range(Run& run, std::size_t n, double pre, std::size_t c0
         const auto scalar_pool = run.template pool_lanes<double>();
         const auto scalar_results = run.template result_lanes<double>();
         std::array<double, leaf_count> tail_adjoint{};
+        const std::size_t rest = i;
+        if (rest < n)
+            hook.before(rest, n - rest);
         for (; i < n; ++i)
             fused_tail_element<P, J>(
                 at, scalar_pool, scalar_results, i, pre, tail,
@@ -924,6 +955,8 @@ fused_part<P, J> fused_range(Run& run, std::size_t n, double pre, std::size_t c0
                     else if constexpr (!is_array_leaf_code(E::codes[k]))
                         tail_adjoint[k] += a;
                 });
+        if (rest < n)
+            hook.after(rest, n - rest);
         (
             [&] {
                 if constexpr (!is_array_leaf_code(E::codes[K]))
@@ -942,8 +975,8 @@ fused_part<P, J> fused_range(Run& run, std::size_t n, double pre, std::size_t c0
 // fusion<P> says when this is allowed. Over more than chunk_size elements, chunks of the loop
 // run on the pool's threads; the lanes a chunk carries over are added once all are done, and the
 // states merged in chunk order.
-template <class P, std::size_t J, class Run>
-void fused_group(Run& run, std::size_t n) {
+template <class P, std::size_t J, class Run, class Hook = no_hook>
+void fused_group(Run& run, std::size_t n, const Hook& hook = {}) {
     using E = typename P::template body<J>;
     using kind = typename P::template kind<J>;
     using F = fusion<P>;
@@ -967,14 +1000,15 @@ void fused_group(Run& run, std::size_t n) {
     double pre = 0.0;
     if constexpr (requires { typename kind::prepass; })
         pre = prepass<P, J, typename kind::prepass>(run);
-    const chunking cut(extent{1, n});
+    // A loop with a hook runs in one piece (its hook keeps state across batches).
+    const chunking cut(extent{1, std::is_same_v<Hook, no_hook> ? n : 0});
     fused_part<P, J> total;
     if (cut.count == 1) {
-        total = fused_range<P, J, true>(run, n, pre, 0);
+        total = fused_range<P, J, true>(run, n, pre, 0, hook);
     } else {
         std::vector<fused_part<P, J>> parts(cut.count);
         for_each_chunk(cut.count, [&](std::size_t c) {
-            Run sub = chunk_run<P>(run, cut, c);
+            Run sub = chunk_run<P, E>(run, cut, c);
             const std::size_t length = cut.part(c).cols;
             if (c + 1 == cut.count)
                 parts[c] = fused_range<P, J, true>(sub, length, pre, cut.first_col(c));
@@ -1533,7 +1567,10 @@ void forward_group(Run& run) {
         // threads.
         std::vector<decltype(forward_range<P, Group>(run, e))> parts(cut.count);
         for_each_chunk(cut.count, [&](std::size_t c) {
-            Run sub = chunk_run<P>(run, cut, c);
+            Run sub = [&]<std::size_t... M>(std::index_sequence<M...>) {
+                return chunk_run<P, typename P::template body<members.first[M]>...>(run, cut, c);
+            }
+            (std::make_index_sequence<members.second>{});
             parts[c] = forward_range<P, Group>(sub, cut.part(c));
         });
         for (std::size_t c = 1; c < cut.count; ++c)
@@ -1612,7 +1649,11 @@ void reverse_group(Run& run) {
         for (std::size_t parity = 0; parity < 2; ++parity)
             for_each_chunk((cut.count + 1 - parity) / 2, [&](std::size_t k) {
                 const std::size_t c = 2 * k + parity;
-                Run sub = chunk_run<P>(run, cut, c);
+                Run sub = [&]<std::size_t... M>(std::index_sequence<M...>) {
+                    return chunk_run<P, typename P::template body<members.first[M]>...>(run, cut,
+                                                                                        c);
+                }
+                (std::make_index_sequence<members.second>{});
                 parts[c] = reverse_range<P, Group>(sub, cut.part(c), e.size());
             });
         for (const auto& part : parts)
@@ -1865,7 +1906,7 @@ void write_elements(Run& run, extent e, double* out, std::size_t out_stride) {
         return;
     }
     for_each_chunk(cut.count, [&](std::size_t c) {
-        Run sub = chunk_run<P>(run, cut, c);
+        Run sub = chunk_run<P, typename P::top>(run, cut, c);
         write_range<P>(sub, cut.part(c), out + cut.first_row(c) * out_stride + cut.first_col(c),
                        out_stride);
     });
@@ -1973,34 +2014,34 @@ extent_in_memory memory_of(const Run& run, std::size_t k) {
     return {run.data[k], run.data[k] + (run.rows[k] - 1) * run.stride[k] + run.cols[k]};
 }
 
-// The value, with the gradients written into arrays shaped like the arguments (contiguous);
-// P's constant arguments take none (their pointer may be null).
+// A gradient's run, set up: its lengths checked, its gradient arrays bound, those a fused loop
+// does not write zeroed (they are accumulated into).
 template <class P, class Body, class... Args>
-double array_gradient_checked(const array_expression<Body>& f,
-                              const std::array<double*, sizeof...(Args)>& gradients,
-                              const Args&... args) {
-    static_assert(P::scalar,
-                  "nabla::value_and_grad: the array expression must be a scalar: reduce it "
-                  "with sum, mean, prod, max, min, norm, dot or logsumexp.");
+auto start_gradient(const array_expression<Body>& f,
+                    const std::array<double*, sizeof...(Args)>& gradients,
+                    const Args&... args) {
     auto run = start_run<P>(f, args...);
     check_lengths<P>(run);
     run.gradient = gradients;
-    // Arrays a fused loop writes need no zeroing; the others are accumulated into.
     for (std::size_t k = 0; k < sizeof...(Args); ++k)
         if (!fusion<P>::fused_argument[k] && !P::constant(k))
             for (std::size_t t = 0; t < run.size[k]; ++t)
                 run.gradient[k][t] = 0.0;
-    run_forward<P, true>(run);
+    return run;
+}
 
+// After the forward loops: the top expression's value and sweep, the fused loops' gradients
+// scaled, and the reverse loops; the value.
+template <class P, class Run>
+double finish_gradient(Run& run) {
     using T = typename P::top;
     using S = schedule<typename T::dense>;
     const auto pool = run.template pool_lanes<double>();
     const auto results = run.template result_lanes<double>();
     const auto leaves = load_leaves<double, T>(run, results, 0);
-    element_values<double, T, constant_count<Body>> values{{}, pool, leaves};
+    element_values<double, T, Run::pool_size> values{{}, pool, leaves};
     values.forward();
-    adjoint_sweep<S, double, constant_count<Body>, std::array<double, T::leaf_count>> sweep{values,
-                                                                                            {}};
+    adjoint_sweep<S, double, Run::pool_size, std::array<double, T::leaf_count>> sweep{values, {}};
     sweep.run();
     [&]<std::size_t... K>(std::index_sequence<K...>) {
         ((run.adjoint[T::codes[K] & ~scalar_leaf_flag] +=
@@ -2021,6 +2062,20 @@ double array_gradient_checked(const array_expression<Body>& f,
     }
     (std::make_index_sequence<P::group_count>{});
     return values.value[S::size - 1];
+}
+
+// The value, with the gradients written into arrays shaped like the arguments (contiguous);
+// P's constant arguments take none (their pointer may be null).
+template <class P, class Body, class... Args>
+double array_gradient_checked(const array_expression<Body>& f,
+                              const std::array<double*, sizeof...(Args)>& gradients,
+                              const Args&... args) {
+    static_assert(P::scalar,
+                  "nabla::value_and_grad: the array expression must be a scalar: reduce it "
+                  "with sum, mean, prod, max, min, norm, dot or logsumexp.");
+    auto run = start_gradient<P>(f, gradients, args...);
+    run_forward<P, true>(run);
+    return finish_gradient<P>(run);
 }
 
 template <class Body, class... Args>

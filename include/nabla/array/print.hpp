@@ -2,9 +2,9 @@
 // Text forms of an array expression: nabla::to_string (infix; leaves print as the arrays and views
 // they read, x0, x1[1:], x0[:-1]) and nabla::to_dot (Graphviz text of the plan: one cluster per
 // loop, holding the element expressions of the reductions computed in it, then the top
-// expression; an edge from each reduction's result to the loops that read it). Matrix-vector
-// products are boxes of their own, computed before the loops: their values are extra arrays the
-// loops read, named after the arguments.
+// expression; an edge from each reduction's result to the loops that read it). Matrix products
+// (matvec, matmul) are boxes of their own, computed before the loops: their values are extra
+// arrays the loops read, named after the arguments.
 //
 //   auto [x] = nabla::array_variables<1>();
 //   std::cout << nabla::to_dot(log(sum(exp(x - max(x)))) + max(x));   // two loops

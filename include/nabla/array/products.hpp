@@ -10,9 +10,12 @@
 // A product is a boundary of fusion, as in the compilers that fuse element-wise code: it is
 // computed first, once, into an array of its own; the expression then runs over those arrays as
 // over extra arguments, fused as usual; and its gradient with respect to each product's value,
-// dY, is pulled back after: dA = dy x^T and dx += A^T dy in one more pass over the matrix, or
-// dA = dY B^T and dB = A^T dY (stored where nothing else wrote the gradient, added otherwise).
-// The same kernels serve the tape's var_matrix (array/matrix.hpp).
+// dY, is pulled back after: dx += A^T dy in a pass over the matrix, then dA = dy x^T written in
+// a pass of its own; or dA = dY B^T and dB = A^T dY (stored where nothing else wrote the
+// gradient, added otherwise). Where one fused loop alone reads a matvec's value, the product's
+// rows are computed inside that loop, batch by batch, and their share of dx added while they are
+// in cache, so the matrix is read once. The same kernels serve the tape's var_matrix
+// (array/matrix.hpp).
 
 #include <array>
 #include <cstddef>
@@ -554,8 +557,9 @@ struct product_plan {
         };
         constexpr bool matrices = each([&](auto q) { return grid(decltype(q)::matrix.argument); });
         static_assert(matrices,
-                      "nabla::matvec(A, x): A is bound to a one-dimensional array; it takes a "
-                      "two-dimensional one (xt::xtensor<double, 2>, nabla::matrix_ref).");
+                      "nabla: the matrix A of matvec(A, x) or matmul(A, B) is bound to a "
+                      "one-dimensional array; it takes a two-dimensional one (xt::xtensor<double, "
+                      "2>, nabla::matrix_ref).");
         constexpr bool seconds = each([&](auto q) {
             using Q = decltype(q);
             if constexpr (Q::matrix_product)
@@ -800,26 +804,145 @@ double product_reverse(const array_expression<Body>& f,
     }
 }
 
+// The plan of the expression over the products' values, for a gradient.
+template <std::uint64_t Constants, bool Value, class Body, class... Args>
+using product_gradient_plan =
+    program<graph_t<typename product_plan<Body, Args...>::substituted_body>,
+            two_d_mask<Args..., std::span<const double>>() &
+                read_mask<typename product_plan<Body, Args...>::substituted_graph>,
+            Constants | product_plan<Body, Args...>::product_only,
+            Value>;
+
+// Whether a gradient runs a matrix-vector product row by row inside the fused loop that reads
+// it: one matvec, whose value one fused loop of one-dimensional arrays reads unviewed, with no
+// prepass (that would read every row's value first), its operands read by nothing else and not
+// constant.
+template <std::uint64_t Constants, bool Value, class Body, class... Args>
+constexpr bool row_fusable() {
+    using Q = product_plan<Body, Args...>;
+    if constexpr (!Q::checked || Q::K != 1) {
+        return false;
+    } else if constexpr (Q::template leaves<0>::matrix_product) {
+        return false;
+    } else {
+        using P = product_gradient_plan<Constants, Value, Body, Args...>;
+        constexpr std::size_t a = Q::template leaves<0>::matrix.argument;
+        constexpr std::size_t x = Q::template leaves<0>::second.argument;
+        constexpr auto operand_free = [](std::size_t k) {
+            return ((Q::product_only >> k) & 1) != 0 && ((Constants >> k) & 1) == 0;
+        };
+        if constexpr (P::two_d_mask != 0 || P::count != 1 || P::group_count != 1 ||
+                      fusion<P>::fused[0] != 0 || !operand_free(a) || !operand_free(x)) {
+            return false;
+        } else {
+            using kind = typename P::template kind<0>;
+            if (requires { typename kind::prepass; })
+                return false;
+            using E = typename P::template body<0>;
+            for (const std::size_t code : E::codes)
+                if (is_array_leaf_code(code) && decode_leaf(code).argument == Q::N) {
+                    const leaf_view v = decode_leaf(code);
+                    if (v.begin != 0 || v.trim != 0)
+                        return false;
+                }
+            return true;
+        }
+    }
+}
+
+// Computes the product's rows before each batch of the fused loop and adds their share of dx
+// after it, while the rows are in cache. Calls, not inlined: each does a batch's rows of work,
+// and inlined into the loop they only crowd it.
+struct matvec_rows {
+    product_operands p;
+    double* y;
+    const double* dy;
+    double* dx;
+    [[gnu::noinline]] void before(std::size_t i, std::size_t count) const {
+        gemv_kernel(p.a + i * p.a_stride, p.a_stride, p.b, count, p.inner, y + i);
+    }
+    [[gnu::noipa]] void after(std::size_t i, std::size_t count) const {
+        matvec_pullback(p.a + i * p.a_stride, p.a_stride, count, p.inner, p.b, dy + i, nullptr, 0,
+                        false, dx);
+    }
+};
+
+// The gradient of an expression whose one matvec runs row by row in its fused loop: A read once
+// (each row's product and its share of dx together), then dA = dy x^T written in a pass of its
+// own, dx and dA scaled by the loop's reduction adjoint.
+template <std::uint64_t Constants, bool Value, class Body, class... Args>
+double product_row_fused(const array_expression<Body>& f,
+                         const std::array<double*, sizeof...(Args)>& gradients,
+                         const Args&... args) {
+    using Q = product_plan<Body, Args...>;
+    using P = product_gradient_plan<Constants, Value, Body, Args...>;
+    using Y = std::span<const double>;
+    constexpr std::size_t N = sizeof...(Args);
+    constexpr leaf_view m = Q::template leaves<0>::matrix;
+    constexpr leaf_view v = Q::template leaves<0>::second;
+    const auto layouts = layouts_of(args...);
+    const product_operands p = Q::template operands<0>(layouts);
+    std::vector<double> y(p.rows), dy(p.rows);
+    const array_expression<typename Q::substituted_body> g{Q::substitute_body(f.body)};
+    std::array<double*, N + 1> all{};
+    for (std::size_t k = 0; k < N; ++k)
+        all[k] = P::constant(k) ? nullptr : gradients[k];
+    all[N] = dy.data();
+    if constexpr (!check_array_call<typename Q::substituted_body, Args..., Y>()) {
+        return 0.0;
+    } else {
+        auto run = start_gradient<P>(g, all, args..., Y(y));
+        const argument_layout& xl = layouts[v.argument];
+        double* const dx = gradients[v.argument];
+        std::fill(dx, dx + xl.cols, 0.0);
+        fused_group<P, 0>(run, run.length[0], matvec_rows{p, y.data(), dy.data(), dx + v.begin});
+        const double value = finish_gradient<P>(run);
+        // dy is scaled by the reduction's adjoint now; dx, summed from the unscaled dy, follows.
+        using kind = typename P::template kind<0>;
+        const double c =
+            kind::scale(std::get<0>(run.state), run.result[0], run.adjoint[0], run.length[0]);
+        if (c != 1.0 && run.length[0] != 0)
+            for (std::size_t j = 0; j < p.inner; ++j)
+                dx[v.begin + j] *= c;
+        const argument_layout& al = layouts[m.argument];
+        double* const da = gradients[m.argument];
+        const bool whole = p.rows == al.rows && p.inner == al.cols;
+        if (!whole)
+            std::fill(da, da + al.rows * al.cols, 0.0);
+        double* const first = da + m.begin * al.cols + m.begin1;
+        if (whole)
+            matvec_pullback_rows<true, false, false>(p.a, p.a_stride, p.rows, p.inner, p.b,
+                                                     dy.data(), first, al.cols, nullptr);
+        else
+            matvec_pullback_rows<true, true, false>(p.a, p.a_stride, p.rows, p.inner, p.b,
+                                                    dy.data(), first, al.cols, nullptr);
+        return value;
+    }
+}
+
 template <std::uint64_t Constants, bool Value, class Body, class... Args>
 double product_gradient(const array_expression<Body>& f,
                         const std::array<double*, sizeof...(Args)>& gradients,
                         const Args&... args) {
     using Q = product_plan<Body, Args...>;
-    return product_reverse<Constants>(
-        f, gradients,
-        [](const auto& g, const auto& all, const auto&... extended) {
-            using G = typename std::remove_cvref_t<decltype(g)>::body_type;
-            if constexpr (!check_array_call<G, std::remove_cvref_t<decltype(extended)>...>()) {
-                return 0.0;
-            } else {
-                using P = program<graph_t<G>,
-                                  two_d_mask<std::remove_cvref_t<decltype(extended)>...>() &
-                                      read_mask<graph_t<G>>,
-                                  Constants | Q::product_only, Value>;
-                return array_gradient_checked<P>(g, all, extended...);
-            }
-        },
-        args...);
+    if constexpr (row_fusable<Constants, Value, Body, Args...>())
+        return product_row_fused<Constants, Value>(f, gradients, args...);
+    else
+        return product_reverse<Constants>(
+            f, gradients,
+            [](const auto& g, const auto& all, const auto&... extended) {
+                using G = typename std::remove_cvref_t<decltype(g)>::body_type;
+                if constexpr (!check_array_call<G, std::remove_cvref_t<decltype(extended)>...>()) {
+                    return 0.0;
+                } else {
+                    using P = program<graph_t<G>,
+                                      two_d_mask<std::remove_cvref_t<decltype(extended)>...>() &
+                                          read_mask<graph_t<G>>,
+                                      Constants | Q::product_only, Value>;
+                    return array_gradient_checked<P>(g, all, extended...);
+                }
+            },
+            args...);
 }
 
 template <std::uint64_t Constants, class Body, class Cotangent, class... Args>

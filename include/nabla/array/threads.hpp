@@ -4,7 +4,8 @@
 //   nabla::set_array_threads(2);      // the calling thread and one more; 0: every core
 //
 // A loop over more than chunk_size elements is cut into chunks of a fixed size (whole rows for a
-// grid), whatever the number of threads, and runs on several threads from four chunks on; each
+// grid), whatever the number of threads, and runs on several threads from four chunks on (a
+// reverse loop, which runs its even chunks and then its odd ones, from eight); each
 // chunk accumulates its reductions in states of its own, merged in chunk order, and writes the
 // gradient elements it owns. So the results are the same, to the last bit, with any number of
 // threads, and the same as with threads off. The threads wait in a pool made on first use; a loop
@@ -15,18 +16,21 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace nabla {
 
 namespace detail {
 
-// Elements per chunk, and the fewest chunks worth waking threads for: a loop shorter than about
-// 2.6 * 10^5 elements runs on the calling thread, where waking another (tens of microseconds)
-// and splitting unevenly cost more than they save.
+// Elements per chunk, and the fewest chunks worth waking threads for: a loop of at most three
+// chunks (196,608 elements) runs on the calling thread, where waking another (tens of
+// microseconds) and splitting unevenly cost more than they save.
 inline constexpr std::size_t chunk_size = std::size_t{1} << 16;
 inline constexpr std::size_t threaded_chunks = 4;
 
@@ -37,9 +41,11 @@ inline std::atomic<std::size_t>& array_thread_setting() {
 
 class loop_pool {
 public:
+    // Made on first use and never destroyed, so that a loop run while the program exits (from a
+    // static object's destructor) still finds it; its threads end with the process.
     static loop_pool& get() {
-        static loop_pool pool;
-        return pool;
+        static loop_pool* const pool = new loop_pool;
+        return *pool;
     }
 
     // task(c) for every c in [0, count), on up to `threads` threads, the caller's among them.
@@ -63,48 +69,65 @@ public:
             ++round_;
         }
         wake_.notify_all();
-        take_chunks(task, count);
+        // Every chunk runs even when one throws; the first exception is rethrown once the
+        // helpers are done with the task.
+        std::exception_ptr failed;
+        try {
+            take_chunks(task, count);
+        } catch (...) {
+            failed = std::current_exception();
+        }
         std::unique_lock<std::mutex> lock(mutex_);
         done_.wait(lock, [this] { return running_ == 0; });
         task_ = nullptr;
+        if (!failed)
+            failed = std::exchange(helper_failed_, nullptr);
+        helper_failed_ = nullptr;
+        lock.unlock();
+        if (failed)
+            std::rethrow_exception(failed);
     }
 
     loop_pool(const loop_pool&) = delete;
     loop_pool& operator=(const loop_pool&) = delete;
 
-    ~loop_pool() {
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            stop_ = true;
-        }
-        wake_.notify_all();
-        for (std::thread& t : workers_)
-            t.join();
-    }
-
 private:
     loop_pool() = default;
 
     void take_chunks(const std::function<void(std::size_t)>& task, std::size_t count) {
+        std::exception_ptr failed;
         for (std::size_t c = next_.fetch_add(1, std::memory_order_relaxed); c < count;
-             c = next_.fetch_add(1, std::memory_order_relaxed))
-            task(c);
+             c = next_.fetch_add(1, std::memory_order_relaxed)) {
+            try {
+                task(c);
+            } catch (...) {
+                if (!failed)
+                    failed = std::current_exception();
+            }
+        }
+        if (failed)
+            std::rethrow_exception(failed);
     }
 
     void work() {
         std::uint64_t seen = 0;
         std::unique_lock<std::mutex> lock(mutex_);
         for (;;) {
-            wake_.wait(lock, [&] { return stop_ || (round_ != seen && wanted_ > 0); });
-            if (stop_)
-                return;
+            wake_.wait(lock, [&] { return round_ != seen && wanted_ > 0; });
             seen = round_;
             --wanted_;
             const std::function<void(std::size_t)>* task = task_;
             const std::size_t count = count_;
             lock.unlock();
-            take_chunks(*task, count);
+            std::exception_ptr failed;
+            try {
+                take_chunks(*task, count);
+            } catch (...) {
+                failed = std::current_exception();
+            }
             lock.lock();
+            if (failed && !helper_failed_)
+                helper_failed_ = failed;
             if (--running_ == 0)
                 done_.notify_one();
         }
@@ -121,7 +144,7 @@ private:
     std::size_t wanted_ = 0;
     std::size_t running_ = 0;
     std::uint64_t round_ = 0;
-    bool stop_ = false;
+    std::exception_ptr helper_failed_;
 };
 
 // body(c) for each chunk c in [0, chunks), on the pool when threads are on.

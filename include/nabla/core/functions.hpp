@@ -26,7 +26,7 @@ namespace nabla {
         return rules::rule::value(x);                                                              \
     }                                                                                              \
     template <class... Args>                                                                       \
-    requires(sizeof...(Args) == 1 && !(Operand<Args> && ...)) constexpr auto function(             \
+    requires(sizeof...(Args) == 1 && !(Operand<Args> && ...)) constexpr void function(             \
         const Args&...) {                                                                          \
         NABLA_UNSUPPORTED_ARGUMENT(function);                                                      \
     }
@@ -38,7 +38,7 @@ namespace nabla {
                                detail::wrap(b));                                                   \
     }                                                                                              \
     template <class... Args>                                                                       \
-    requires(sizeof...(Args) == 2 && !(Operand<Args> && ...)) constexpr auto function(             \
+    requires(sizeof...(Args) == 2 && !(Operand<Args> && ...)) constexpr void function(             \
         const Args&...) {                                                                          \
         NABLA_UNSUPPORTED_ARGUMENT(function);                                                      \
     }
@@ -66,7 +66,7 @@ requires(Expression<A> || Expression<B> ||
 }
 
 template <class... Args>
-requires(sizeof...(Args) == 3 && !(Operand<Args> && ...)) constexpr auto fma(const Args&...) {
+requires(sizeof...(Args) == 3 && !(Operand<Args> && ...)) constexpr void fma(const Args&...) {
     NABLA_UNSUPPORTED_ARGUMENT(fma);
 }
 
