@@ -531,9 +531,73 @@ inline void gemv(const double* w, const double* x, std::size_t m, std::size_t n,
     }
 }
 
-// The dense layer's loss sum_i tanh((W x + b)_i)^2 and its gradient with respect to W, x and b:
-// one product for z, then one pass over W that writes dW = dz x^T and gathers dx = W^T dz, with
-// dz_i = 2 h_i (1 - h_i^2).
+// Parts of the dense layer's value and gradient, shared by its formulations below.
+namespace dense {
+
+// For rows [i, i + count): h = tanh(z + b), the loss's h^2 added, dz = 2 h (1 - h^2) into gb.
+inline void activation(
+    const double* z, const double* b, std::size_t i, std::size_t count, double* gb, double& loss) {
+    for (std::size_t r = i; r < i + count; ++r) {
+        const double h = std::tanh(z[r] + b[r]);
+        loss += h * h;
+        gb[r] = 2.0 * h * (1.0 - h * h);
+    }
+}
+
+// gx += sum_r gb[r] W_r over rows [i, i + count), four at a time (gx loaded once per four rows).
+inline void add_rows(const double* w,
+                     std::size_t n,
+                     std::size_t i,
+                     std::size_t count,
+                     const double* gb,
+                     double* gx) {
+    std::size_t r = i;
+#if NABLA_BENCH_HAND_SIMD
+    using detail::batch, detail::load, detail::whole, detail::width;
+    for (; r + 4 <= i + count; r += 4) {
+        const double* r0 = w + r * n;
+        const double *r1 = r0 + n, *r2 = r1 + n, *r3 = r2 + n;
+        const batch d0(gb[r]), d1(gb[r + 1]), d2(gb[r + 2]), d3(gb[r + 3]);
+        std::size_t j = 0;
+        for (; j < whole(n, width); j += width) {
+            batch acc = load(gx + j);
+            acc = detail::mul_add(d0, load(r0 + j), acc);
+            acc = detail::mul_add(d1, load(r1 + j), acc);
+            acc = detail::mul_add(d2, load(r2 + j), acc);
+            acc = detail::mul_add(d3, load(r3 + j), acc);
+            acc.store_unaligned(gx + j);
+        }
+        for (; j < n; ++j)
+            gx[j] += gb[r] * r0[j] + gb[r + 1] * r1[j] + gb[r + 2] * r2[j] + gb[r + 3] * r3[j];
+    }
+#endif
+    for (; r < i + count; ++r)
+        for (std::size_t j = 0; j < n; ++j)
+            gx[j] += gb[r] * w[r * n + j];
+}
+
+// gw's rows [0, m) = gb[r] x, written and not read.
+inline void outer(const double* gb, const double* x, std::size_t m, std::size_t n, double* gw) {
+    for (std::size_t r = 0; r < m; ++r) {
+        double* row = gw + r * n;
+        std::size_t j = 0;
+#if NABLA_BENCH_HAND_SIMD
+        using detail::batch, detail::load, detail::whole, detail::width;
+        const batch d(gb[r]);
+        for (; j < whole(n, width); j += width)
+            (d * load(x + j)).store_unaligned(row + j);
+#endif
+        for (; j < n; ++j)
+            row[j] = gb[r] * x[j];
+    }
+}
+
+}  // namespace dense
+
+// The dense layer's loss sum_i tanh((W x + b)_i)^2 and its gradient with respect to W, x and b,
+// dz_i = 2 h_i (1 - h_i^2), in four formulations; which is fastest changes with the size (see
+// RESULTS.md). Two passes: one product for z, then one pass over W that writes dW = dz x^T and
+// gathers dx = W^T dz.
 inline double dense_value_and_grad(const double* w,
                                    const double* x,
                                    const double* b,
@@ -544,11 +608,7 @@ inline double dense_value_and_grad(const double* w,
                                    double* gb) {
     gemv(w, x, m, n, gb);
     double loss = 0.0;
-    for (std::size_t i = 0; i < m; ++i) {
-        const double h = std::tanh(gb[i] + b[i]);
-        loss += h * h;
-        gb[i] = 2.0 * h * (1.0 - h * h);
-    }
+    dense::activation(gb, b, 0, m, gb, loss);
     std::fill(gx, gx + n, 0.0);
     for (std::size_t i = 0; i < m; ++i) {
         const double dz = gb[i];
@@ -571,7 +631,7 @@ inline double dense_value_and_grad(const double* w,
     return loss;
 }
 
-// The same in one pass over W: four rows' products, their dz, then those rows' dW and their
+// One pass over W: four rows' products, their dz, then in one loop those rows' dW and their
 // share of dx while the rows are still in cache.
 inline double dense_value_and_grad_one_pass(const double* w,
                                             const double* x,
@@ -584,42 +644,18 @@ inline double dense_value_and_grad_one_pass(const double* w,
     std::fill(gx, gx + n, 0.0);
     double loss = 0.0;
     std::size_t i = 0;
-#if NABLA_BENCH_HAND_SIMD
-    using detail::batch, detail::load, detail::whole, detail::width;
     for (; i + 4 <= m; i += 4) {
         const double* r0 = w + i * n;
-        const double* r1 = r0 + n;
-        const double* r2 = r1 + n;
-        const double* r3 = r2 + n;
-        batch s0(0.0), s1(0.0), s2(0.0), s3(0.0);
-        std::size_t j = 0;
-        for (; j < whole(n, width); j += width) {
-            const batch xv = load(x + j);
-            s0 = detail::mul_add(load(r0 + j), xv, s0);
-            s1 = detail::mul_add(load(r1 + j), xv, s1);
-            s2 = detail::mul_add(load(r2 + j), xv, s2);
-            s3 = detail::mul_add(load(r3 + j), xv, s3);
-        }
-        double z[4] = {xsimd::hadd(s0), xsimd::hadd(s1), xsimd::hadd(s2), xsimd::hadd(s3)};
-        for (; j < n; ++j) {
-            z[0] += r0[j] * x[j];
-            z[1] += r1[j] * x[j];
-            z[2] += r2[j] * x[j];
-            z[3] += r3[j] * x[j];
-        }
-        double dz[4];
-        for (std::size_t r = 0; r < 4; ++r) {
-            const double h = std::tanh(z[r] + b[i + r]);
-            loss += h * h;
-            dz[r] = 2.0 * h * (1.0 - h * h);
-            gb[i + r] = dz[r];
-        }
-        const batch d0(dz[0]), d1(dz[1]), d2(dz[2]), d3(dz[3]);
+        const double *r1 = r0 + n, *r2 = r1 + n, *r3 = r2 + n;
+        gemv(r0, x, 4, n, gb + i);
+        dense::activation(gb, b, i, 4, gb, loss);
         double* g0 = gw + i * n;
-        double* g1 = g0 + n;
-        double* g2 = g1 + n;
-        double* g3 = g2 + n;
-        for (j = 0; j < whole(n, width); j += width) {
+        double *g1 = g0 + n, *g2 = g1 + n, *g3 = g2 + n;
+        std::size_t j = 0;
+#if NABLA_BENCH_HAND_SIMD
+        using detail::batch, detail::load, detail::whole, detail::width;
+        const batch d0(gb[i]), d1(gb[i + 1]), d2(gb[i + 2]), d3(gb[i + 3]);
+        for (; j < whole(n, width); j += width) {
             const batch xv = load(x + j);
             (d0 * xv).store_unaligned(g0 + j);
             (d1 * xv).store_unaligned(g1 + j);
@@ -632,35 +668,24 @@ inline double dense_value_and_grad_one_pass(const double* w,
             acc = detail::mul_add(d3, load(r3 + j), acc);
             acc.store_unaligned(gx + j);
         }
-        for (; j < n; ++j) {
-            g0[j] = dz[0] * x[j];
-            g1[j] = dz[1] * x[j];
-            g2[j] = dz[2] * x[j];
-            g3[j] = dz[3] * x[j];
-            gx[j] += dz[0] * r0[j] + dz[1] * r1[j] + dz[2] * r2[j] + dz[3] * r3[j];
-        }
-    }
 #endif
-    for (; i < m; ++i) {
-        const double* row = w + i * n;
-        double z = 0.0;
-        for (std::size_t j = 0; j < n; ++j)
-            z += row[j] * x[j];
-        const double h = std::tanh(z + b[i]);
-        loss += h * h;
-        const double dz = 2.0 * h * (1.0 - h * h);
-        gb[i] = dz;
-        for (std::size_t j = 0; j < n; ++j) {
-            gw[i * n + j] = dz * x[j];
-            gx[j] += dz * row[j];
+        for (; j < n; ++j) {
+            g0[j] = gb[i] * x[j];
+            g1[j] = gb[i + 1] * x[j];
+            g2[j] = gb[i + 2] * x[j];
+            g3[j] = gb[i + 3] * x[j];
+            gx[j] += gb[i] * r0[j] + gb[i + 1] * r1[j] + gb[i + 2] * r2[j] + gb[i + 3] * r3[j];
         }
     }
+    gemv(w + i * n, x, m - i, n, gb + i);
+    dense::activation(gb, b, i, m - i, gb, loss);
+    dense::add_rows(w, n, i, m - i, gb, gx);
+    dense::outer(gb + i, x, m - i, n, gw + i * n);
     return loss;
 }
 
-// The same in three passes: the product, then dx = W^T dz reading W, then dW = dz x^T writing
-// it. On the AMD EPYC of RESULTS.md streams that only read or only write run faster than one
-// that reads W and writes dW at once.
+// Three passes: the product, then dx = W^T dz reading W, then dW = dz x^T writing it. Streams that
+// only read or only write run faster here than one that reads W and writes dW at once.
 inline double dense_value_and_grad_three_passes(const double* w,
                                                 const double* x,
                                                 const double* b,
@@ -671,54 +696,16 @@ inline double dense_value_and_grad_three_passes(const double* w,
                                                 double* gb) {
     gemv(w, x, m, n, gb);
     double loss = 0.0;
-    for (std::size_t i = 0; i < m; ++i) {
-        const double h = std::tanh(gb[i] + b[i]);
-        loss += h * h;
-        gb[i] = 2.0 * h * (1.0 - h * h);
-    }
+    dense::activation(gb, b, 0, m, gb, loss);
     std::fill(gx, gx + n, 0.0);
-    std::size_t i = 0;
-#if NABLA_BENCH_HAND_SIMD
-    using detail::batch, detail::load, detail::whole, detail::width;
-    for (; i + 4 <= m; i += 4) {
-        const double* r0 = w + i * n;
-        const double* r1 = r0 + n;
-        const double* r2 = r1 + n;
-        const double* r3 = r2 + n;
-        const batch d0(gb[i]), d1(gb[i + 1]), d2(gb[i + 2]), d3(gb[i + 3]);
-        std::size_t j = 0;
-        for (; j < whole(n, width); j += width) {
-            batch acc = load(gx + j);
-            acc = detail::mul_add(d0, load(r0 + j), acc);
-            acc = detail::mul_add(d1, load(r1 + j), acc);
-            acc = detail::mul_add(d2, load(r2 + j), acc);
-            acc = detail::mul_add(d3, load(r3 + j), acc);
-            acc.store_unaligned(gx + j);
-        }
-        for (; j < n; ++j)
-            gx[j] += gb[i] * r0[j] + gb[i + 1] * r1[j] + gb[i + 2] * r2[j] + gb[i + 3] * r3[j];
-    }
-#endif
-    for (; i < m; ++i)
-        for (std::size_t j = 0; j < n; ++j)
-            gx[j] += gb[i] * w[i * n + j];
-    for (i = 0; i < m; ++i) {
-        double* row = gw + i * n;
-        std::size_t j = 0;
-#if NABLA_BENCH_HAND_SIMD
-        const batch d(gb[i]);
-        for (; j < whole(n, width); j += width)
-            (d * load(x + j)).store_unaligned(row + j);
-#endif
-        for (; j < n; ++j)
-            row[j] = gb[i] * x[j];
-    }
+    dense::add_rows(w, n, 0, m, gb, gx);
+    dense::outer(gb, x, m, n, gw);
     return loss;
 }
 
-// The fastest formulation here: one pass over W computing four rows' products, their dz and their
-// share of dx while the rows are in cache, then dW = dz x^T written in a pass of its own (W read
-// once, dW only written).
+// Read then write: one pass over W computing four rows' products, their dz and their share of dx
+// while the rows are in cache, then dW = dz x^T written in a pass of its own (W read once, dW
+// only written).
 inline double dense_value_and_grad_read_then_write(const double* w,
                                                    const double* x,
                                                    const double* b,
@@ -729,70 +716,13 @@ inline double dense_value_and_grad_read_then_write(const double* w,
                                                    double* gb) {
     std::fill(gx, gx + n, 0.0);
     double loss = 0.0;
-    std::size_t i = 0;
-#if NABLA_BENCH_HAND_SIMD
-    using detail::batch, detail::load, detail::whole, detail::width;
-    for (; i + 4 <= m; i += 4) {
-        const double* r0 = w + i * n;
-        const double* r1 = r0 + n;
-        const double* r2 = r1 + n;
-        const double* r3 = r2 + n;
-        batch s0(0.0), s1(0.0), s2(0.0), s3(0.0);
-        std::size_t j = 0;
-        for (; j < whole(n, width); j += width) {
-            const batch xv = load(x + j);
-            s0 = detail::mul_add(load(r0 + j), xv, s0);
-            s1 = detail::mul_add(load(r1 + j), xv, s1);
-            s2 = detail::mul_add(load(r2 + j), xv, s2);
-            s3 = detail::mul_add(load(r3 + j), xv, s3);
-        }
-        double z[4] = {xsimd::hadd(s0), xsimd::hadd(s1), xsimd::hadd(s2), xsimd::hadd(s3)};
-        for (; j < n; ++j) {
-            z[0] += r0[j] * x[j];
-            z[1] += r1[j] * x[j];
-            z[2] += r2[j] * x[j];
-            z[3] += r3[j] * x[j];
-        }
-        for (std::size_t r = 0; r < 4; ++r) {
-            const double h = std::tanh(z[r] + b[i + r]);
-            loss += h * h;
-            gb[i + r] = 2.0 * h * (1.0 - h * h);
-        }
-        const batch d0(gb[i]), d1(gb[i + 1]), d2(gb[i + 2]), d3(gb[i + 3]);
-        for (j = 0; j < whole(n, width); j += width) {
-            batch acc = load(gx + j);
-            acc = detail::mul_add(d0, load(r0 + j), acc);
-            acc = detail::mul_add(d1, load(r1 + j), acc);
-            acc = detail::mul_add(d2, load(r2 + j), acc);
-            acc = detail::mul_add(d3, load(r3 + j), acc);
-            acc.store_unaligned(gx + j);
-        }
-        for (; j < n; ++j)
-            gx[j] += gb[i] * r0[j] + gb[i + 1] * r1[j] + gb[i + 2] * r2[j] + gb[i + 3] * r3[j];
+    for (std::size_t i = 0; i < m; i += 4) {
+        const std::size_t rows = std::min<std::size_t>(4, m - i);
+        gemv(w + i * n, x, rows, n, gb + i);
+        dense::activation(gb, b, i, rows, gb, loss);
+        dense::add_rows(w, n, i, rows, gb, gx);
     }
-#endif
-    for (; i < m; ++i) {
-        const double* row = w + i * n;
-        double z = 0.0;
-        for (std::size_t j = 0; j < n; ++j)
-            z += row[j] * x[j];
-        const double h = std::tanh(z + b[i]);
-        loss += h * h;
-        gb[i] = 2.0 * h * (1.0 - h * h);
-        for (std::size_t j = 0; j < n; ++j)
-            gx[j] += gb[i] * row[j];
-    }
-    for (i = 0; i < m; ++i) {
-        double* row = gw + i * n;
-        std::size_t j = 0;
-#if NABLA_BENCH_HAND_SIMD
-        const batch d(gb[i]);
-        for (; j < whole(n, width); j += width)
-            (d * load(x + j)).store_unaligned(row + j);
-#endif
-        for (; j < n; ++j)
-            row[j] = gb[i] * x[j];
-    }
+    dense::outer(gb, x, m, n, gw);
     return loss;
 }
 

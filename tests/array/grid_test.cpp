@@ -24,15 +24,7 @@ using nabla::from;
 using nabla::range;
 using nabla::upto;
 using nabla::whole;
-
-// rows x cols samples in [lo, hi).
-xt::xtensor<double, 2>
-grid(std::size_t rows, std::size_t cols, double lo, double hi, unsigned salt) {
-    const std::vector<double> v = nabla_test::sample(rows * cols, lo, hi, salt);
-    xt::xtensor<double, 2> g = xt::xtensor<double, 2>::from_shape({rows, cols});
-    std::copy(v.begin(), v.end(), g.begin());
-    return g;
-}
+using nabla_test::grid;
 
 const std::vector<std::array<std::size_t, 2>> shapes{
     {3, 3}, {3, W + 2}, {4, W + 3}, {5, 2 * W + 1}, {W + 1, 3}, {7, 4 * W + 5}, {2, 2 * W + 2}};

@@ -25,14 +25,7 @@ using nabla::from;
 using nabla::range;
 using nabla::upto;
 using nabla::whole;
-
-xt::xtensor<double, 2>
-matrix(std::size_t rows, std::size_t cols, double lo, double hi, unsigned salt) {
-    const std::vector<double> v = nabla_test::sample(rows * cols, lo, hi, salt);
-    xt::xtensor<double, 2> a = xt::xtensor<double, 2>::from_shape({rows, cols});
-    std::copy(v.begin(), v.end(), a.begin());
-    return a;
-}
+using nabla_test::grid;
 
 // Rows x columns around the kernels' four rows and the SIMD width, empty ones included.
 const std::vector<std::array<std::size_t, 2>> shapes{
@@ -85,7 +78,7 @@ TEST_CASE("a dense layer's value and gradient equal loops and the tape", "[produ
     const auto f = layer(A, x, b);
     for (const auto& [m, n] : shapes) {
         CAPTURE(m, n);
-        const auto a = matrix(m, n, -0.5, 0.5, 1);
+        const auto a = grid(m, n, -0.5, 0.5, 1);
         const auto xs = nabla_test::sample(n, -1.0, 1.0, 2);
         const auto bs = nabla_test::sample(m, -0.2, 0.2, 3);
         const dense_reference want = dense(a, xs, bs);
@@ -123,7 +116,7 @@ TEST_CASE("matvec reads views of the matrix and the vector, and a view of a prod
     for (const auto& [m, n] : std::vector<std::array<std::size_t, 2>>{
              {4, 3}, {6, W + 2}, {9, 2 * W + 4}, {11, 4 * W + 3}}) {
         CAPTURE(m, n);
-        const auto a = matrix(m, n, -1.0, 1.0, 4);
+        const auto a = grid(m, n, -1.0, 1.0, 4);
         const auto xs = nabla_test::sample(n, -1.0, 1.0, 5);
         // y = A[1:-1, 2:] x[:-2] (columns 2 .. n-1 times elements 0 .. n-3), squared and summed.
         const auto f = sum(square(matvec(A(range<1, -1>, from<2>), x(upto<-2>))));
@@ -157,7 +150,7 @@ TEST_CASE("a matrix read by a product and element-wise, products sharing a matri
     const auto [A, x, z] = nabla::array_variables<3>();
     for (const std::size_t n : {std::size_t{1}, std::size_t{5}, W + 3, 3 * W + 1}) {
         CAPTURE(n);
-        const auto a = matrix(n, n, -1.0, 1.0, 6);
+        const auto a = grid(n, n, -1.0, 1.0, 6);
         const auto xs = nabla_test::sample(n, -1.0, 1.0, 7);
         const auto zs = nabla_test::sample(n, 0.5, 1.5, 8);
         // 0.5 |A|^2 + sum((A x) * (A z)) + sum(x * (A x)) + sum(sin(x)): A's gradient gets the
@@ -201,7 +194,7 @@ TEST_CASE("an array-valued expression with a product: its value, its value into 
     for (const auto& [m, n] :
          std::vector<std::array<std::size_t, 2>>{{3, 4}, {5, W + 1}, {W + 3, 2 * W + 1}, {17, 9}}) {
         CAPTURE(m, n);
-        const auto a = matrix(m, n, -1.0, 1.0, 9);
+        const auto a = grid(m, n, -1.0, 1.0, 9);
         const auto xs = nabla_test::sample(n, -1.0, 1.0, 10);
         const auto cs = nabla_test::sample(m, 0.1, 0.4, 11);
         std::vector<double> y(m, 0.0);
@@ -267,7 +260,7 @@ TEST_CASE("matvec's shapes are checked before anything is written, and NaN and i
           "[products]") {
     const auto [A, x, b] = nabla::array_variables<3>();
     const auto f = layer(A, x, b);
-    const auto a = matrix(4, 5, -1.0, 1.0, 16);
+    const auto a = grid(4, 5, -1.0, 1.0, 16);
     const std::vector<double> x4(4, 0.5), x5(5, 0.5), b4(4, 0.1), b3(3, 0.1);
     CHECK_THROWS_AS(f(a, x4, b4), nabla::shape_error);
     CHECK_THROWS_WITH(f(a, x4, b4), Catch::Contains("a 4 x 5 matrix times a vector of 4 elements"));
@@ -326,9 +319,9 @@ TEST_CASE("matmul's value, gradient and pullback equal loops", "[products]") {
     for (const auto& [m, k, n] : std::vector<std::array<std::size_t, 3>>{
              {1, 1, 1}, {4, 3, W + 1}, {5, 2 * W + 1, 4 * W + 3}, {9, 7, 8 * W + 5}, {3, 0, 4}}) {
         CAPTURE(m, k, n);
-        const auto a = matrix(m, k, -1.0, 1.0, 20);
-        const auto b = matrix(k, n, -1.0, 1.0, 21);
-        const auto c = matrix(m, n, -1.0, 1.0, 22);
+        const auto a = grid(m, k, -1.0, 1.0, 20);
+        const auto b = grid(k, n, -1.0, 1.0, 21);
+        const auto c = grid(m, n, -1.0, 1.0, 22);
         const std::vector<double> ab = product(a, b);
         double value = 0.0;
         std::vector<double> s(m * n);  // AB + C
@@ -361,7 +354,7 @@ TEST_CASE("matmul's value, gradient and pullback equal loops", "[products]") {
             const xt::xtensor<double, 2> direct = matmul(A(from<1>), B(whole, upto<-1>))(a, b);
             check_close(viewed, direct, 0.0);
         }
-        const auto w = matrix(m, n, -1.0, 1.0, 23);
+        const auto w = grid(m, n, -1.0, 1.0, 23);
         const auto [pa, pb] = nabla::apply_vjp(matmul(A, B), w, a, b);
         std::vector<double> wa(m * k, 0.0), wb(k * n, 0.0);
         for (std::size_t i = 0; i < m; ++i)
@@ -373,7 +366,7 @@ TEST_CASE("matmul's value, gradient and pullback equal loops", "[products]") {
         check_close(pa, wa, 1e-12);
         check_close(pb, wb, 1e-12);
     }
-    const auto a = matrix(3, 4, -1.0, 1.0, 24);
+    const auto a = grid(3, 4, -1.0, 1.0, 24);
     CHECK_THROWS_WITH(matmul(A, B)(a, a), Catch::Contains("a 3 x 4 matrix times a 3 x 4 matrix"));
     CHECK(nabla::to_string(matmul(A, B(whole, from<1>))) == "matmul(x0, x1[:, 1:])");
 }
@@ -395,7 +388,7 @@ TEST_CASE("a matvec computed row by row inside its loop: scaled reductions, view
     STATIC_REQUIRE(!nabla::detail::row_fusable<0, true, H, M, V, V>());
     for (const auto& [m, n] : shapes) {
         CAPTURE(m, n);
-        const auto a = matrix(m, n, -0.5, 0.5, 30);
+        const auto a = grid(m, n, -0.5, 0.5, 30);
         const auto xs = nabla_test::sample(n, -1.0, 1.0, 31);
         const auto bs = nabla_test::sample(m, -0.2, 0.2, 32);
         const dense_reference d = dense(a, xs, bs);

@@ -3,9 +3,14 @@
 
 #include <nabla/array.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <vector>
+
+#if __has_include(<xtensor/xtensor.hpp>)
+#include <xtensor/xtensor.hpp>
+#endif
 
 namespace nabla_test {
 
@@ -20,5 +25,16 @@ inline std::vector<double> sample(std::size_t n, double lo, double hi, unsigned 
     }
     return v;
 }
+
+#if __has_include(<xtensor/xtensor.hpp>)
+// rows x cols samples in [lo, hi).
+inline xt::xtensor<double, 2>
+grid(std::size_t rows, std::size_t cols, double lo, double hi, unsigned salt) {
+    const std::vector<double> v = sample(rows * cols, lo, hi, salt);
+    xt::xtensor<double, 2> g = xt::xtensor<double, 2>::from_shape({rows, cols});
+    std::copy(v.begin(), v.end(), g.begin());
+    return g;
+}
+#endif
 
 }  // namespace nabla_test

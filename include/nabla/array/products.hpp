@@ -975,42 +975,48 @@ void product_evaluate_into(const array_expression<Body>& f, Out& out, const Args
 
 }  // namespace detail
 
+namespace detail {
+
+// Whether both operands of a product are array variables, viewed or not.
+template <class A, class B>
+inline constexpr bool leaf_operands = is_array_leaf_v<typename std::remove_cvref_t<A>::body_type>&&
+    is_array_leaf_v<typename std::remove_cvref_t<B>::body_type>;
+
+template <class Rule, class A, class B>
+constexpr auto product_node(const A& a) {
+    if constexpr (leaf_operands<A, B>)
+        return make_array(node<Rule, typename std::remove_cvref_t<A>::body_type,
+                               typename std::remove_cvref_t<B>::body_type>{});
+    else
+        return a;  // after the caller's message, no more errors
+}
+
+}  // namespace detail
+
 // A x for an array variable A bound to a matrix (two-dimensional; whole or a view) and x to a
 // vector (one-dimensional; whole or a view): an opaque node of the expression, computed before
 // the loops that read it (see above). The tape's var_matrix has its own matvec
 // (array/matrix.hpp).
 template <class A, class X>
 requires detail::ArrayExpression<A> && detail::ArrayExpression<X>
-constexpr auto matvec(const A& a, const X& x) {
-    using AB = typename std::remove_cvref_t<A>::body_type;
-    using XB = typename std::remove_cvref_t<X>::body_type;
-    static_assert(detail::is_array_leaf_v<AB> && detail::is_array_leaf_v<XB>,
+constexpr auto matvec(const A& a, const X&) {
+    static_assert(detail::leaf_operands<A, X>,
                   "nabla::matvec(A, x) in an array expression multiplies two array variables, "
                   "a matrix and a vector (either may be a view); compute other operands into "
                   "arrays first, or use the tape (nabla::mode::arrays).");
-    (void)x;
-    if constexpr (detail::is_array_leaf_v<AB> && detail::is_array_leaf_v<XB>)
-        return detail::make_array(node<detail::matvec_rule, AB, XB>{});
-    else
-        return a;  // after the message above, no more errors
+    return detail::product_node<detail::matvec_rule, A, X>(a);
 }
 
 // A B for array variables A and B bound to matrices (two-dimensional; whole or views): an
 // opaque node, as matvec. The tape's var_matrix has its own matmul (array/matrix.hpp).
 template <class A, class B>
 requires detail::ArrayExpression<A> && detail::ArrayExpression<B>
-constexpr auto matmul(const A& a, const B& b) {
-    using AB = typename std::remove_cvref_t<A>::body_type;
-    using BB = typename std::remove_cvref_t<B>::body_type;
-    static_assert(detail::is_array_leaf_v<AB> && detail::is_array_leaf_v<BB>,
+constexpr auto matmul(const A& a, const B&) {
+    static_assert(detail::leaf_operands<A, B>,
                   "nabla::matmul(A, B) in an array expression multiplies two array variables "
                   "bound to matrices (either may be a view); compute other operands into arrays "
                   "first, or use the tape (nabla::mode::arrays).");
-    (void)b;
-    if constexpr (detail::is_array_leaf_v<AB> && detail::is_array_leaf_v<BB>)
-        return detail::make_array(node<detail::matmul_rule, AB, BB>{});
-    else
-        return a;  // after the message above, no more errors
+    return detail::product_node<detail::matmul_rule, A, B>(a);
 }
 
 }  // namespace nabla
