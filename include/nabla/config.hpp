@@ -31,6 +31,18 @@
 #endif
 #endif
 
+// A function kept out of line and not specialised for its callers' constants: GCC's
+// interprocedural analysis otherwise warns, wrongly, about a loop of it the callers never reach.
+#ifndef NABLA_OUT_OF_LINE
+#if defined(__GNUC__) && !defined(__clang__)
+#define NABLA_OUT_OF_LINE [[gnu::noipa]]
+#elif defined(__clang__)
+#define NABLA_OUT_OF_LINE [[gnu::noinline]]
+#else
+#define NABLA_OUT_OF_LINE
+#endif
+#endif
+
 // Tells the optimiser a condition that always holds (a fact it cannot see, such as a tape's
 // generation never being 0); nothing on compilers without a way to say it.
 #ifndef NABLA_ASSUME

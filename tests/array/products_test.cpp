@@ -386,6 +386,9 @@ TEST_CASE("a matvec computed row by row inside its loop: scaled reductions, view
     STATIC_REQUIRE(!nabla::detail::row_fusable<0, true, G, M, V, V>());
     using H = std::remove_cvref_t<decltype(logsumexp(matvec(A, x) + b))>::body_type;
     STATIC_REQUIRE(!nabla::detail::row_fusable<0, true, H, M, V, V>());
+    // Row by row for every size here (the default takes it for matrices past the cache).
+    const std::size_t threshold = nabla::detail::row_fusion_bytes();
+    nabla::detail::row_fusion_bytes() = 0;
     for (const auto& [m, n] : shapes) {
         CAPTURE(m, n);
         const auto a = grid(m, n, -0.5, 0.5, 30);
@@ -421,4 +424,5 @@ TEST_CASE("a matvec computed row by row inside its loop: scaled reductions, view
             check_close(hb, gb);
         }
     }
+    nabla::detail::row_fusion_bytes() = threshold;
 }

@@ -804,6 +804,14 @@ double product_reverse(const array_expression<Body>& f,
     }
 }
 
+// The bytes of matrix and gradient above which a matvec runs row by row in its loop: 32 MiB, the
+// last-level cache of the machine measured (between 1024^2 and 2048^2 doubles; the systems we
+// tried report the cache's size unreliably). Tests lower it.
+inline std::size_t& row_fusion_bytes() {
+    static std::size_t bytes = std::size_t{32} << 20;
+    return bytes;
+}
+
 // The plan of the expression over the products' values, for a gradient.
 template <std::uint64_t Constants, bool Value, class Body, class... Args>
 using product_gradient_plan =
@@ -858,10 +866,10 @@ struct matvec_rows {
     double* y;
     const double* dy;
     double* dx;
-    [[gnu::noinline]] void before(std::size_t i, std::size_t count) const {
+    NABLA_OUT_OF_LINE void before(std::size_t i, std::size_t count) const {
         gemv_kernel(p.a + i * p.a_stride, p.a_stride, p.b, count, p.inner, y + i);
     }
-    [[gnu::noipa]] void after(std::size_t i, std::size_t count) const {
+    NABLA_OUT_OF_LINE void after(std::size_t i, std::size_t count) const {
         matvec_pullback(p.a + i * p.a_stride, p.a_stride, count, p.inner, p.b, dy + i, nullptr, 0,
                         false, dx);
     }
@@ -925,24 +933,29 @@ double product_gradient(const array_expression<Body>& f,
                         const std::array<double*, sizeof...(Args)>& gradients,
                         const Args&... args) {
     using Q = product_plan<Body, Args...>;
-    if constexpr (row_fusable<Constants, Value, Body, Args...>())
-        return product_row_fused<Constants, Value>(f, gradients, args...);
-    else
-        return product_reverse<Constants>(
-            f, gradients,
-            [](const auto& g, const auto& all, const auto&... extended) {
-                using G = typename std::remove_cvref_t<decltype(g)>::body_type;
-                if constexpr (!check_array_call<G, std::remove_cvref_t<decltype(extended)>...>()) {
-                    return 0.0;
-                } else {
-                    using P = program<graph_t<G>,
-                                      two_d_mask<std::remove_cvref_t<decltype(extended)>...>() &
-                                          read_mask<graph_t<G>>,
-                                      Constants | Q::product_only, Value>;
-                    return array_gradient_checked<P>(g, all, extended...);
-                }
-            },
-            args...);
+    if constexpr (row_fusable<Constants, Value, Body, Args...>()) {
+        // Reading the matrix once pays where the matrix and its gradient overflow the
+        // last-level cache; inside it, passes that only read or only write run faster
+        // (RESULTS.md).
+        const auto& a = std::get<Q::template leaves<0>::matrix.argument>(std::tie(args...));
+        if (2 * sizeof(double) * static_cast<std::size_t>(a.size()) > row_fusion_bytes())
+            return product_row_fused<Constants, Value>(f, gradients, args...);
+    }
+    return product_reverse<Constants>(
+        f, gradients,
+        [](const auto& g, const auto& all, const auto&... extended) {
+            using G = typename std::remove_cvref_t<decltype(g)>::body_type;
+            if constexpr (!check_array_call<G, std::remove_cvref_t<decltype(extended)>...>()) {
+                return 0.0;
+            } else {
+                using P = program<graph_t<G>,
+                                  two_d_mask<std::remove_cvref_t<decltype(extended)>...>() &
+                                      read_mask<graph_t<G>>,
+                                  Constants | Q::product_only, Value>;
+                return array_gradient_checked<P>(g, all, extended...);
+            }
+        },
+        args...);
 }
 
 template <std::uint64_t Constants, class Body, class Cotangent, class... Args>
