@@ -96,16 +96,8 @@ constexpr auto tangent_node(node<Rule, Ops...> g) {
         using operand = std::tuple_element_t<K, std::tuple<Ops...>>;
         if constexpr (!depends_on_any<operand>)
             return literal<0>{};
-        else if constexpr (requires { Rule::strong_zero; }) {
-            if constexpr (K == 0)
-                return multiply_strong_zero(tangent_graph<N>(operand{}),
-                                            Rule::template partial<K>(g, Ops{}...));
-            else
-                return multiply_strong_zero(Rule::template partial<K>(g, Ops{}...),
-                                            tangent_graph<N>(operand{}));
-        } else {
-            return multiply(Rule::template partial<K>(g, Ops{}...), tangent_graph<N>(operand{}));
-        }
+        else
+            return chain_term_with<K>(g, tangent_graph<N>(operand{}));
     };
     return [&]<std::size_t... K>(std::index_sequence<K...>) {
         return sum(term(std::integral_constant<std::size_t, K>{})...);

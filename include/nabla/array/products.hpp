@@ -301,29 +301,6 @@ NABLA_ALWAYS_INLINE void gemm_nt_block(std::size_t i,
         }
 }
 
-template <bool Add>
-void gemm_nt_kernel(std::size_t m,
-                    std::size_t p,
-                    std::size_t n,
-                    const double* x,
-                    std::size_t x_stride,
-                    const double* y,
-                    std::size_t y_stride,
-                    double* c,
-                    std::size_t c_stride) {
-    std::size_t i = 0;
-    for (; i + 4 <= m; i += 4) {
-        std::size_t l = 0;
-        for (; l + 4 <= p; l += 4)
-            gemm_nt_block<Add, 4, 4>(i, l, n, x, x_stride, y, y_stride, c, c_stride);
-        for (; l < p; ++l)
-            gemm_nt_block<Add, 4, 1>(i, l, n, x, x_stride, y, y_stride, c, c_stride);
-    }
-    for (; i < m; ++i)
-        for (std::size_t l = 0; l < p; ++l)
-            gemm_nt_block<Add, 1, 1>(i, l, n, x, x_stride, y, y_stride, c, c_stride);
-}
-
 // C = X Y^T (X m x n, Y p x n), or C += X Y^T where Add: the packed product where it is large
 // enough (Y read as a transposed B), dot products otherwise.
 template <bool Add>
@@ -336,10 +313,21 @@ void gemm_xyt(std::size_t m,
               std::size_t y_stride,
               double* c,
               std::size_t c_stride) {
-    if (gemm_packs(m, n, p))
+    if (gemm_packs(m, n, p)) {
         gemm_kernel<Add>(m, n, p, x, x_stride, 1, y, 1, y_stride, c, c_stride);
-    else
-        gemm_nt_kernel<Add>(m, p, n, x, x_stride, y, y_stride, c, c_stride);
+        return;
+    }
+    std::size_t i = 0;
+    for (; i + 4 <= m; i += 4) {
+        std::size_t l = 0;
+        for (; l + 4 <= p; l += 4)
+            gemm_nt_block<Add, 4, 4>(i, l, n, x, x_stride, y, y_stride, c, c_stride);
+        for (; l < p; ++l)
+            gemm_nt_block<Add, 4, 1>(i, l, n, x, x_stride, y, y_stride, c, c_stride);
+    }
+    for (; i < m; ++i)
+        for (std::size_t l = 0; l < p; ++l)
+            gemm_nt_block<Add, 1, 1>(i, l, n, x, x_stride, y, y_stride, c, c_stride);
 }
 
 // The pullback of y = A x for an m x n A (rows `stride` apart) in one pass over A: dA = dy x^T,

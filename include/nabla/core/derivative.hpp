@@ -32,23 +32,28 @@ constexpr auto sum(A a, B b, Rest... rest) {
     return sum(add(a, b), rest...);
 }
 
+// Operand K's term of the chain rule at node g: the rule's partial K times d, the operand's
+// derivative (or tangent). A strong-zero product (mul_strong_zero(a, b): 0 when a == 0) stays
+// strong in its derivative: a db and da b are 0 when a, or da, is 0, whatever b or db is.
+template <std::size_t K, class Rule, class... Ops, class D>
+constexpr auto chain_term_with(node<Rule, Ops...> g, D d) {
+    if constexpr (requires { Rule::strong_zero; }) {
+        if constexpr (K == 0)
+            return multiply_strong_zero(d, Rule::template partial<K>(g, Ops{}...));
+        else
+            return multiply_strong_zero(Rule::template partial<K>(g, Ops{}...), d);
+    } else {
+        return multiply(Rule::template partial<K>(g, Ops{}...), d);
+    }
+}
+
 template <std::size_t I, std::size_t K, class Rule, class... Ops>
 constexpr auto chain_term(node<Rule, Ops...> g) {
     using operand = std::tuple_element_t<K, std::tuple<Ops...>>;
-    if constexpr (!depends_on<operand, I>) {
+    if constexpr (!depends_on<operand, I>)
         return literal<0>{};
-    } else if constexpr (requires { Rule::strong_zero; }) {
-        // A strong-zero product (mul_strong_zero(a, b): 0 when a == 0) stays strong in its
-        // derivative: a db and da b are 0 when a, or da, is 0, whatever b or db is.
-        if constexpr (K == 0)
-            return multiply_strong_zero(derivative<I>(operand{}),
-                                        Rule::template partial<K>(g, Ops{}...));
-        else
-            return multiply_strong_zero(Rule::template partial<K>(g, Ops{}...),
-                                        derivative<I>(operand{}));
-    } else {
-        return multiply(Rule::template partial<K>(g, Ops{}...), derivative<I>(operand{}));
-    }
+    else
+        return chain_term_with<K>(g, derivative<I>(operand{}));
 }
 
 // The derivative of a graph type with respect to placeholder I, as a graph type.
