@@ -352,6 +352,20 @@ inline double rosenbrock_value_and_grad(const double* x, std::size_t n, double* 
     return 100.0 * st + su;
 }
 
+// The extended Rosenbrock function's Hessian times v, into hv: H is tridiagonal, so each entry
+// reads three neighbours of x and of v (one pass; the compiler vectorises the loop).
+inline void rosenbrock_hvp(const double* x, const double* v, std::size_t n, double* hv) {
+    if (n < 2) {
+        std::fill(hv, hv + n, 0.0);
+        return;
+    }
+    hv[0] = (1200.0 * x[0] * x[0] - 400.0 * x[1] + 2.0) * v[0] - 400.0 * x[0] * v[1];
+    for (std::size_t i = 1; i + 1 < n; ++i)
+        hv[i] = (1200.0 * x[i] * x[i] - 400.0 * x[i + 1] + 202.0) * v[i] -
+                400.0 * (x[i] * v[i + 1] + x[i - 1] * v[i - 1]);
+    hv[n - 1] = 200.0 * v[n - 1] - 400.0 * x[n - 2] * v[n - 2];
+}
+
 namespace detail {
 
 // max_i x_i, for n >= 1.

@@ -3,7 +3,8 @@
 // exp, sqrt and a division, extended Rosenbrock, log-sum-exp and a dense layer (with Eigen's
 // matrix-vector product where Eigen is installed), values and gradients, at sizes from 10^3 to
 // 10^7, and the same functions as generic lambdas on the tape with whole arrays
-// (one entry per array operation); and the bandwidth of a STREAM triad measured in the same run,
+// (one entry per array operation); Hessian-vector products of Rosenbrock against its hand-written
+// tridiagonal Hessian; and the bandwidth of a STREAM triad measured in the same run,
 // against which the large sizes are read (bytes that must move / time). Ratios are to the
 // hand-written code.
 //
@@ -219,6 +220,62 @@ void bench_rosenbrock(std::size_t n, bool with_tape, double triad) {
                         gradients[1].best_ns, triad);
     std::printf("  nabla gradient / hand-written value: %.2f\n",
                 gradients[1].best_ns / values[0].best_ns);
+}
+
+// Hessian-vector products of extended Rosenbrock: hand-written (the tridiagonal Hessian), the
+// static expression's hvp, the tape with whole arrays of dual numbers, the scalar tape; and each
+// against nabla's gradient of the same kind.
+void bench_second(std::size_t n) {
+    const auto [x] = nabla::array_variables<1>();
+    const auto f = sum(100.0 * square(x(nabla::from<1>) - square(x(nabla::upto<-1>))) +
+                       square(1.0 - x(nabla::upto<-1>)));
+    const auto generic = [](const auto& v) {
+        return sum(100.0 * square(v(nabla::from<1>) - square(v(nabla::upto<-1>))) +
+                   square(1.0 - v(nabla::upto<-1>)));
+    };
+    const auto scalar = [](const auto& v) {
+        using T = std::decay_t<decltype(v[0])>;
+        T total = 0.0;
+        for (std::size_t i = 0; i + 1 < v.size(); ++i) {
+            auto d = v[i + 1] - v[i] * v[i];
+            auto e = 1.0 - v[i];
+            total += 100.0 * d * d + e * e;
+        }
+        return total;
+    };
+    const auto xs = uniform(n, 0.5, 1.5, 6), vs = uniform(n, -1.0, 1.0, 8);
+    std::vector<double> hv(n), g(n);
+    std::vector<contender> products{{"hand-written"},
+                                    {"nabla static hvp"},
+                                    {"nabla tape, whole arrays"},
+                                    {"nabla scalar tape"}};
+    race(
+        products, calls_for(n), rounds,
+        [&](long) {
+            nabla_bench::hand::rosenbrock_hvp(xs.data(), vs.data(), n, hv.data());
+            keep(hv[n / 2]);
+        },
+        [&](long) { keep(nabla::hvp(f, std::tie(xs), std::tie(vs))[n / 2]); },
+        [&](long) {
+            keep(nabla::hvp(nabla::mode::arrays, generic, std::tie(xs), std::tie(vs))[n / 2]);
+        },
+        [&](long) { keep(nabla::hvp(scalar, xs, vs)[n / 2]); });
+    report(title("extended Rosenbrock, Hessian-vector product", n).c_str(), products);
+    std::vector<contender> gradients{{"nabla static"}, {"nabla tape, whole arrays"}};
+    race(
+        gradients, calls_for(n), rounds,
+        [&](long) {
+            keep(nabla::value_and_grad_into(f, std::tie(g), xs));
+            keep(g[n / 2]);
+        },
+        [&](long) { keep(nabla::value_and_grad(nabla::mode::arrays, generic, xs).value); });
+    std::printf("  hvp / gradient: static %.2f, tape with whole arrays %.2f\n",
+                products[1].best_ns / gradients[0].best_ns,
+                products[2].best_ns / gradients[1].best_ns);
+    nabla_bench::record(title("extended Rosenbrock hvp", n).c_str(), "nabla static",
+                        "hvp / gradient", products[1].best_ns / gradients[0].best_ns);
+    nabla_bench::record(title("extended Rosenbrock hvp", n).c_str(), "nabla tape, whole arrays",
+                        "hvp / gradient", products[2].best_ns / gradients[1].best_ns);
 }
 
 void bench_logsumexp(std::size_t n) {
@@ -577,8 +634,8 @@ void bench_heat(std::size_t n) {
 
 }  // namespace
 
-// With an argument, only the workloads whose name it is (sum, chain, rosenbrock, logsumexp,
-// dense, heat).
+// With an argument, only the workloads whose name it is (sum, chain, rosenbrock, second,
+// logsumexp, dense, matmul, threads, heat).
 int main(int argc, char** argv) {
     const std::string only = argc > 1 ? argv[1] : "";
     const auto want = [&](const char* workload) { return only.empty() || only == workload; };
@@ -586,7 +643,8 @@ int main(int argc, char** argv) {
         for (const std::size_t n : {256UL, 1024UL, 4096UL})
             bench_heat(n);
     if (!only.empty() && only != "sum" && only != "chain" && only != "rosenbrock" &&
-        only != "logsumexp" && only != "dense" && only != "threads" && only != "matmul")
+        only != "logsumexp" && only != "dense" && only != "threads" && only != "matmul" &&
+        only != "second")
         return 0;
     const double triad = triad_bandwidth(10'000'000);
     std::printf("STREAM triad, n = 1e7: %.2f GB/s\n\n", triad * 1e-9);
@@ -600,6 +658,9 @@ int main(int argc, char** argv) {
     for (const std::size_t n : {1'000UL, 100'000UL, 10'000'000UL})
         if (want("rosenbrock"))
             bench_rosenbrock(n, n <= 100'000, triad);
+    for (const std::size_t n : {1'000UL, 100'000UL})
+        if (want("second"))
+            bench_second(n);
     for (const std::size_t n : {100'000UL, 10'000'000UL})
         if (want("logsumexp"))
             bench_logsumexp(n);

@@ -264,6 +264,174 @@ auto checkpointed_vjp(mode::arrays_t,
     return checkpointed_vjp(detail::array_step<Step>{step}, x0, p, steps, snapshots);
 }
 
+namespace detail {
+
+// Argument k as an array (or matrix) of dual numbers D: its values, with tangents set by
+// fill(i, d) for element i; independent variables on t, or constants without a tape.
+template <class D, class Arg, class Fill>
+auto dual_argument(tape<D>* t, const Arg& a, std::size_t k, const Fill& fill) {
+    std::size_t rows = 0, cols = 0;
+    if constexpr (MatrixArgument<Arg>) {
+        rows = var_matrix::shape_of(a, 0);
+        cols = var_matrix::shape_of(a, 1);
+    } else {
+        check_array_argument(a, k);
+    }
+    const auto n = static_cast<std::size_t>(a.size());
+    const double* const x = first_element(a);
+    std::shared_ptr<D[]> values = take_buffer<D>(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        values[i] = D(x[i]);
+        fill(i, values[i]);
+    }
+    basic_var_array<D> elements = t != nullptr
+                                      ? input_values<D>(*t, std::move(values), n)
+                                      : var_array_access::make<D>(std::move(values), n, 0, 0);
+    if constexpr (MatrixArgument<Arg>)
+        return basic_var_matrix<D>(std::move(elements), rows, cols);
+    else
+        return elements;
+}
+
+// The arguments as dual arrays whose one tangent is the direction of the same index.
+template <class D, class Primals, class Directions>
+auto dual_arguments(tape<D>* t, const Primals& primals, const Directions& directions) {
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+        const auto one = [t](const auto& a, const auto& v, std::size_t k) {
+            if (static_cast<std::size_t>(v.size()) != static_cast<std::size_t>(a.size()))
+                throw shape_error("nabla: direction " + std::to_string(k) + " has " +
+                                  std::to_string(v.size()) + " elements, its array " +
+                                  std::to_string(a.size()));
+            const double* const dv = first_element(v);
+            return dual_argument<D>(t, a, k, [dv](std::size_t i, D& d) { d.tangent[0] = dv[i]; });
+        };
+        return std::tuple{one(std::get<I>(primals), std::get<I>(directions), I)...};
+    }
+    (std::make_index_sequence<std::tuple_size_v<Primals>>{});
+}
+
+template <class D>
+const basic_var_array<D>& dual_elements(const basic_var_array<D>& a) {
+    return a;
+}
+template <class D>
+const basic_var_array<D>& dual_elements(const basic_var_matrix<D>& m) {
+    return m.elements();
+}
+
+// f's value and its tangent along the directions, on constant dual arrays D (no tape); whether
+// a tangent is NaN.
+template <class D, class F, class Primals, class Directions>
+auto jvp_on(const F& f, const Primals& primals, const Directions& directions, bool& nan) {
+    const auto inputs = dual_arguments<D>(nullptr, primals, directions);
+    const auto y =
+        std::apply([&f](const auto&... in) -> decltype(auto) { return f(in...); }, inputs);
+    using Y = std::remove_cvref_t<decltype(y)>;
+    if constexpr (is_var_array_v<Y> || requires { y.elements(); }) {
+        const auto values = dual_elements(y).values();
+        std::pair<std::vector<double>, std::vector<double>> out{std::vector<double>(values.size()),
+                                                                std::vector<double>(values.size())};
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            out.first[i] = values[i].value;
+            out.second[i] = values[i].tangent[0];
+            nan = nan || out.second[i] != out.second[i];
+        }
+        return out;
+    } else {
+        const D v = as_active<D>(y).value;
+        nan = v.tangent[0] != v.tangent[0];
+        return std::pair{v.value, v.tangent[0]};
+    }
+}
+
+template <class... Args>
+constexpr void check_array_transformation() {
+    static_assert(sizeof...(Args) > 0 && (ArrayArgument<Args> && ...),
+                  "nabla (mode::arrays): the arguments are arrays of double (std::vector<double>, "
+                  "std::array, std::span<const double>, xt::xtensor<double, 1>; "
+                  "xt::xtensor<double, 2> for a matrix), one per parameter of f, and the "
+                  "directions arrays of the same shapes.");
+}
+
+// H v on the tape of dual numbers D: the tangents of the adjoints; whether one is NaN.
+template <class D, class F, class Primals, class Directions, class Out>
+bool hvp_on(const F& f, const Primals& primals, const Directions& directions, Out& out) {
+    lent_tape<D> lent;
+    tape<D>& t = lent.get();
+    auto recording = t.record();
+    const auto inputs = dual_arguments<D>(&t, primals, directions);
+    const active<D> y = as_active<D>(
+        std::apply([&f](const auto&... in) -> decltype(auto) { return f(in...); }, inputs));
+    t.gradient(y);
+    bool nan = false;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+        const auto read = [&](const auto& in, auto& g) {
+            const basic_var_array<D>& e = dual_elements(in);
+            if (e.empty() || e.is_constant())
+                return;
+            const std::span<const D> a = t.adjoints_from(e[0], e.size());
+            double* const to = g.data();
+            for (std::size_t i = 0; i < a.size(); ++i) {
+                to[i] = a[i].tangent[0];
+                nan = nan || to[i] != to[i];
+            }
+        };
+        (read(std::get<I>(inputs), std::get<I>(out)), ...);
+    }
+    (std::make_index_sequence<std::tuple_size_v<Primals>>{});
+    return nan;
+}
+
+}  // namespace detail
+
+// The value of f at the arrays and its directional derivative along the direction arrays (one
+// per argument, of its shape), in forward mode: f runs once on arrays of dual numbers, with no
+// tape. {value, tangent}: numbers for a scalar f, std::vector<double>s for an array-valued one.
+//   auto [v, t] = nabla::jvp(nabla::mode::arrays, f, std::tie(xs, ys), std::tie(vx, vy));
+template <class F, class... P, class... V>
+auto jvp(mode::arrays_t,
+         const F& f,
+         const std::tuple<P...>& primals,
+         const std::tuple<V...>& directions) {
+    static_assert(sizeof...(P) == sizeof...(V),
+                  "nabla::jvp(nabla::mode::arrays, f, primals, directions): one direction array "
+                  "per argument.");
+    detail::check_array_transformation<std::remove_cvref_t<P>..., std::remove_cvref_t<V>...>();
+    using D = dual<double, 1>;
+    bool nan = false;
+    auto out = detail::jvp_on<D>(f, primals, directions, nan);
+    if (nan) [[unlikely]] {  // again on strong duals (docs/conventions.md)
+        bool again = false;
+        out = detail::jvp_on<detail::strong_dual_t<D>>(f, primals, directions, again);
+    }
+    return out;
+}
+
+// H v: the Hessian of the scalar f at the arrays times the direction arrays v (one per argument,
+// of its shape), forward over reverse on the tape: one recording on arrays of dual numbers that
+// carry v, one sweep; the tangents of the adjoints are H v. One array per argument, shaped like
+// it (a tuple of them for several).
+//   auto [hx, hy] = nabla::hvp(nabla::mode::arrays, f, std::tie(xs, ys), std::tie(vx, vy));
+template <class F, class... P, class... V>
+auto hvp(mode::arrays_t,
+         const F& f,
+         const std::tuple<P...>& primals,
+         const std::tuple<V...>& directions) {
+    static_assert(sizeof...(P) == sizeof...(V),
+                  "nabla::hvp(nabla::mode::arrays, f, primals, directions): one direction array "
+                  "per argument.");
+    detail::check_array_transformation<std::remove_cvref_t<P>..., std::remove_cvref_t<V>...>();
+    using D = dual<double, 1>;
+    auto out = std::apply([](const auto&... a) { return std::tuple{detail::gradient_like(a)...}; },
+                          primals);
+    if (detail::hvp_on<D>(f, primals, directions, out)) [[unlikely]]
+        detail::hvp_on<detail::strong_dual_t<D>>(f, primals, directions, out);
+    if constexpr (sizeof...(P) == 1)
+        return std::get<0>(std::move(out));
+    else
+        return out;
+}
+
 // The gradient alone: the one array argument's, or a tuple of them.
 template <class F, class... Args>
 auto grad(mode::arrays_t, const F& f, const Args&... args) {

@@ -46,7 +46,11 @@
 
 namespace nabla {
 
-class var_array;
+template <class T>
+class basic_var_array;
+// An array of active doubles; basic_var_array<dual<double, N>> carries tangents too (second order:
+// nabla::hvp and nabla::hessian with mode::arrays, and forward mode without a tape).
+using var_array = basic_var_array<double>;
 
 namespace detail {
 struct var_array_access;
@@ -118,43 +122,62 @@ private:
     }
 };
 
+// The element types of arrays on the tape: double, with SIMD loops, or a dual number over double
+// (nabla::dual<double, N>), whose loops are element by element.
+template <class T>
+concept ArrayElement = std::is_same_v<T, double> ||
+    (DualLike<T>&& requires { requires std::is_same_v<typename T::value_type, double>; });
+
+// A buffer of n elements: doubles from the array_memory pool, duals fresh.
+template <class T>
+std::shared_ptr<T[]> take_buffer(std::size_t n) {
+    if constexpr (std::is_same_v<T, double>)
+        return array_memory::take(n);
+    else
+        return std::shared_ptr<T[]>(new T[n > 0 ? n : 1]);
+}
+
 }  // namespace detail
 
-// A one-dimensional array of active doubles. Made by nabla::input_array (independent variables),
-// by array operations on other var_arrays, or from a container of doubles (a constant array,
-// recorded nowhere). Its values cannot be changed: an operation makes a new array.
-class var_array {
-public:
-    using value_type = var;
+// A one-dimensional array of active numbers, T = double (nabla::var_array) or a dual number over
+// double. Made by nabla::input_array (independent variables), by array operations on other
+// arrays, or from a container of doubles (a constant array, recorded nowhere). Its values cannot
+// be changed: an operation makes a new array.
+template <class T>
+class basic_var_array {
+    static_assert(detail::ArrayElement<T>,
+                  "nabla::basic_var_array<T>: T is double or nabla::dual<double, N>");
 
-    var_array() = default;
+public:
+    using value_type = active<T>;
+
+    basic_var_array() = default;
     // A constant array with these values (implicit, so that data mixes with active arrays:
     // sum(x * weights)).
     template <class C>
-    requires detail::ArrayArgument<C> &&(!std::is_same_v<std::remove_cvref_t<C>, var_array>)
-        var_array(const C& values)  // NOLINT(google-explicit-constructor)
+    requires detail::ArrayArgument<C> basic_var_array(const C& values)  // NOLINT
         : values_(copy_of(values)),
           size_(static_cast<std::size_t>(values.size())) {}
     // The array of these variables (each element refers to its variable; one tape entry).
-    explicit var_array(std::span<const var> elements);
-    explicit var_array(const std::vector<var>& elements)
-        : var_array(std::span<const var>(elements.data(), elements.size())) {}
+    explicit basic_var_array(std::span<const active<T>> elements);
+    explicit basic_var_array(const std::vector<active<T>>& elements)
+        : basic_var_array(std::span<const active<T>>(elements.data(), elements.size())) {}
 
     std::size_t size() const { return size_; }
     bool empty() const { return size_ == 0; }
     // Element i's value, and all of them.
-    double value(std::size_t i) const { return data()[i]; }
-    std::span<const double> values() const { return {data(), size_}; }
+    T value(std::size_t i) const { return data()[i]; }
+    std::span<const T> values() const { return {data(), size_}; }
     // Element i as an active variable (no new statement: it is the array's own variable).
-    var operator[](std::size_t i) const {
+    active<T> operator[](std::size_t i) const {
         return first_ == 0
-                   ? var(value(i))
+                   ? active<T>(value(i))
                    : detail::tape_access::variable(
                          value(i), static_cast<detail::tape_index>(first_ + i), generation_);
     }
-    var operator()(std::size_t i) const { return (*this)[i]; }
+    active<T> operator()(std::size_t i) const { return (*this)[i]; }
     // Checked: a tape_error past the end.
-    var at(std::size_t i) const {
+    active<T> at(std::size_t i) const {
         if (i >= size_)
             detail::throw_tape_error("var_array::at(" + std::to_string(i) + "): the array has " +
                                      std::to_string(size_) + " elements");
@@ -162,12 +185,12 @@ public:
     }
     // Elements begin .. end - 1, sharing this array's values and variables (a shape_error unless
     // begin <= end <= size()).
-    var_array slice(std::size_t begin, std::size_t end) const {
+    basic_var_array slice(std::size_t begin, std::size_t end) const {
         if (begin > end || end > size_)
             throw shape_error("nabla: var_array::slice(" + std::to_string(begin) + ", " +
                               std::to_string(end) + ") of an array of " + std::to_string(size_) +
                               " elements");
-        var_array view = *this;
+        basic_var_array view = *this;
         view.offset_ = offset_ + begin;
         view.size_ = end - begin;
         if (first_ != 0)
@@ -176,7 +199,7 @@ public:
     }
     // The compile-time views of static array expressions work here too: x(nabla::from<1>).
     template <std::size_t Begin, long End>
-    var_array operator()(nabla::slice<Begin, End>) const {
+    basic_var_array operator()(nabla::slice<Begin, End>) const {
         constexpr std::size_t drop = Begin + nabla::slice<Begin, End>::trim;
         if (drop > size_)
             throw shape_error("nabla: a view drops " + std::to_string(drop) +
@@ -189,11 +212,11 @@ public:
     // Iteration yields the elements as variables (for code written over containers of numbers).
     class iterator {
     public:
-        using value_type = var;
+        using value_type = active<T>;
         using difference_type = std::ptrdiff_t;
         iterator() = default;
-        iterator(const var_array* a, std::size_t i) : array_(a), i_(i) {}
-        var operator*() const { return (*array_)[i_]; }
+        iterator(const basic_var_array* a, std::size_t i) : array_(a), i_(i) {}
+        active<T> operator*() const { return (*array_)[i_]; }
         iterator& operator++() {
             ++i_;
             return *this;
@@ -206,7 +229,7 @@ public:
         bool operator==(const iterator& o) const { return i_ == o.i_; }
 
     private:
-        const var_array* array_ = nullptr;
+        const basic_var_array* array_ = nullptr;
         std::size_t i_ = 0;
     };
     iterator begin() const { return {this, 0}; }
@@ -215,46 +238,65 @@ public:
 private:
     friend struct detail::var_array_access;
 
-    const double* data() const { return values_ ? values_.get() + offset_ : nullptr; }
+    const T* data() const { return values_ ? values_.get() + offset_ : nullptr; }
     template <class C>
-    static detail::array_memory::buffer copy_of(const C& values) {
+    static std::shared_ptr<T[]> copy_of(const C& values) {
         detail::check_array_argument(values, 0);
         const auto n = static_cast<std::size_t>(values.size());
-        detail::array_memory::buffer b = detail::array_memory::take(n);
+        std::shared_ptr<T[]> b = detail::take_buffer<T>(n);
         std::copy(detail::first_element(values), detail::first_element(values) + n, b.get());
         return b;
     }
 
-    std::shared_ptr<const double[]> values_;
+    std::shared_ptr<const T[]> values_;
     std::size_t offset_ = 0;
     std::size_t size_ = 0;
     detail::tape_index first_ = 0;  // the variable of element 0; 0: a constant
     std::uint32_t generation_ = 0;
 };
 
+template <class T>
+inline constexpr bool is_var_array_v = false;
+template <class T>
+inline constexpr bool is_var_array_v<basic_var_array<T>> = true;
+
 namespace detail {
 
 struct var_array_access {
-    static var_array
-    make(std::shared_ptr<const double[]> values, std::size_t n, tape_index first, std::uint32_t g) {
-        var_array a;
+    template <class T>
+    static basic_var_array<T>
+    make(std::shared_ptr<const T[]> values, std::size_t n, tape_index first, std::uint32_t g) {
+        basic_var_array<T> a;
         a.size_ = n;
         a.values_ = std::move(values);
         a.first_ = first;
         a.generation_ = g;
         return a;
     }
-    static const double* data(const var_array& a) { return a.data(); }
-    static tape_index first(const var_array& a) { return a.first_; }
-    static std::uint32_t generation(const var_array& a) { return a.generation_; }
+    template <class T>
+    static const T* data(const basic_var_array<T>& a) {
+        return a.data();
+    }
+    template <class T>
+    static tape_index first(const basic_var_array<T>& a) {
+        return a.first_;
+    }
+    template <class T>
+    static std::uint32_t generation(const basic_var_array<T>& a) {
+        return a.generation_;
+    }
     // The values, kept alive for a pullback, and where this view starts in them.
-    static std::shared_ptr<const double[]> values(const var_array& a) { return a.values_; }
+    template <class T>
+    static std::shared_ptr<const T[]> values(const basic_var_array<T>& a) {
+        return a.values_;
+    }
 };
 
 // The tape an operation on these operands records on: the thread's active tape when any operand
 // is active (after checking that each is of its current recording), null when all are constants.
-inline tape<double>* tape_for(std::initializer_list<std::pair<tape_index, std::uint32_t>> ops) {
-    tape<double>* on = active_tape<double>;
+template <class T = double>
+tape<T>* tape_for(std::initializer_list<std::pair<tape_index, std::uint32_t>> ops) {
+    tape<T>* on = active_tape<T>;
     bool active = false;
     for (const auto& [index, generation] : ops) {
         if (index == 0)
@@ -267,22 +309,25 @@ inline tape<double>* tape_for(std::initializer_list<std::pair<tape_index, std::u
     return active ? on : nullptr;
 }
 
-// An operand of an element-wise operation: an array (read at every element), or a number or a
-// variable broadcast to every element.
+// An operand of an element-wise operation: an array (read at every element), a variable
+// broadcast to every element, or a plain number (a constant: on dual elements it stays a plain
+// number, so that no partial is taken with respect to it, as with dual numbers).
+template <class T>
 struct array_side {
-    const double* values;
+    const T* values;
     std::size_t size;
     tape_index index;
     std::uint32_t generation;
-    std::shared_ptr<const double[]> keep;  // for partials recomputed in the sweep
+    std::shared_ptr<const T[]> keep;  // for partials recomputed in the sweep
     static constexpr bool is_array = true;
     template <class L>
     NABLA_ALWAYS_INLINE L at(std::size_t i) const {
         return load<L>(values + i);
     }
 };
+template <class T>
 struct scalar_side {
-    double value;
+    T value;
     tape_index index;
     std::uint32_t generation;
     static constexpr bool is_array = false;
@@ -291,16 +336,31 @@ struct scalar_side {
         return L(value);
     }
 };
+struct constant_side {
+    double value;
+    tape_index index = 0;
+    std::uint32_t generation = 0;
+    static constexpr bool is_array = false;
+    template <class L>
+    NABLA_ALWAYS_INLINE auto at(std::size_t) const {
+        if constexpr (DualLike<L>)
+            return value;
+        else
+            return L(value);
+    }
+};
 
-inline array_side side_of(const var_array& a) {
+template <class T>
+array_side<T> side_of(const basic_var_array<T>& a) {
     return {var_array_access::data(a), a.size(), var_array_access::first(a),
             var_array_access::generation(a), var_array_access::values(a)};
 }
-inline scalar_side side_of(const var& v) {
+template <class T>
+scalar_side<T> side_of(const active<T>& v) {
     return {v.value, v.index(), v.generation()};
 }
-inline scalar_side side_of(double v) {
-    return {v, 0, 0};
+inline constant_side side_of(double v) {
+    return {v};
 }
 
 // The length of the array operands; a shape_error if they differ.
@@ -336,56 +396,73 @@ constexpr double constant_partial_value() {
     (std::make_index_sequence<Arity>{});
 }
 
-// adjoint * partial, except that a zero adjoint gives 0 even through an infinite partial.
+// adjoint * partial, except that a zero adjoint gives 0 even through an infinite partial (on
+// dual numbers, an adjoint whose value and tangents all are zero).
 template <class L>
 NABLA_ALWAYS_INLINE L pulled(const L& adjoint, const L& partial) {
-    using rules::select;
-    return select(adjoint == L(0.0), L(0.0), adjoint * partial);
+    if constexpr (DualLike<L>) {
+        return exactly_zero(adjoint) ? L(0.0) : adjoint * partial;
+    } else {
+        using rules::select;
+        return select(adjoint == L(0.0), L(0.0), adjoint * partial);
+    }
 }
+
+// Whether loops over elements of type T run in SIMD lanes.
+template <class T>
+inline constexpr bool in_lanes = NABLA_ARRAY_LANES&& std::is_same_v<T, double>;
 
 // Pulls the outputs' adjoints back into one operand: into each element's (an array), or summed
 // into one variable (a broadcast number). `partial(i)` gives the partials at element i as lanes.
-template <bool IsArray, class Partial>
-void pull_back(double* adjoints,
-               tape_index output,
-               tape_index operand,
-               std::size_t n,
-               const Partial& partial) {
-    const double* const out = adjoints + output;
-    double* const in = adjoints + operand;
+template <bool IsArray, class T, class Partial>
+void pull_back(
+    T* adjoints, tape_index output, tape_index operand, std::size_t n, const Partial& partial) {
+    const T* const out = adjoints + output;
+    T* const in = adjoints + operand;
     std::size_t i = 0;
     if constexpr (IsArray) {
-#if NABLA_ARRAY_LANES
-        for (; i + width<lanes> <= n; i += width<lanes>)
-            add_to(in + i, pulled(load<lanes>(out + i), partial.template operator()<lanes>(i)));
-#endif
+        if constexpr (in_lanes<T>)
+            for (; i + width<lanes> <= n; i += width<lanes>)
+                add_to(in + i, pulled(load<lanes>(out + i), partial.template operator()<lanes>(i)));
         for (; i < n; ++i)
-            in[i] += pulled(out[i], partial.template operator()<double>(i));
+            in[i] += pulled(out[i], partial.template operator()<T>(i));
     } else {
-        double total = 0.0;
-#if NABLA_ARRAY_LANES
-        lanes sum(0.0);
-        for (; i + width<lanes> <= n; i += width<lanes>)
-            sum += pulled(load<lanes>(out + i), partial.template operator()<lanes>(i));
-        total = add_lanes(sum);
-#endif
+        T total(0.0);
+        if constexpr (in_lanes<T>) {
+            lanes sum(0.0);
+            for (; i + width<lanes> <= n; i += width<lanes>)
+                sum += pulled(load<lanes>(out + i), partial.template operator()<lanes>(i));
+            total = add_lanes(sum);
+        }
         for (; i < n; ++i)
-            total += pulled(out[i], partial.template operator()<double>(i));
+            total += pulled(out[i], partial.template operator()<T>(i));
         *in += total;
     }
+}
+
+// Runs step<L>(i) over 0 .. n - 1: in SIMD lanes, then the rest one by one, for doubles; one by
+// one for dual elements.
+template <class T, class Step>
+NABLA_ALWAYS_INLINE void for_elements(std::size_t n, const Step& step) {
+    std::size_t i = 0;
+    if constexpr (in_lanes<T>)
+        for (; i + width<lanes> <= n; i += width<lanes>)
+            step.template operator()<lanes>(i);
+    for (; i < n; ++i)
+        step.template operator()<T>(i);
 }
 
 // An element-wise operation: its values in one loop, with the partials of the active operands
 // kept as arrays where they cost more to recompute than to read back (rules::cheap_partials;
 // constants are never kept), and one tape entry whose pullback is one loop per active operand.
-template <class Rule, class... Operands>
-var_array elementwise(const Operands&... operands) {
+template <class Rule, class T, class... Operands>
+basic_var_array<T> elementwise(const Operands&... operands) {
     constexpr std::size_t arity = sizeof...(Operands);
     const std::tuple sides{side_of(operands)...};
     const std::size_t n = std::apply([](const auto&... s) { return common_length(s...); }, sides);
-    tape<double>* const on = std::apply(
+    tape<T>* const on = std::apply(
         [](const auto&... s) {
-            return tape_for({{s.index, s.generation}...});
+            return tape_for<T>({{s.index, s.generation}...});
         },
         sides);
     const std::array<bool, arity> active = std::apply(
@@ -394,17 +471,17 @@ var_array elementwise(const Operands&... operands) {
         },
         sides);
 
-    array_memory::buffer values = array_memory::take(n);
-    std::array<array_memory::buffer, arity> partials;
+    std::shared_ptr<T[]> values = take_buffer<T>(n);
+    std::array<std::shared_ptr<T[]>, arity> partials;
     [&]<std::size_t... I>(std::index_sequence<I...>) {
         ((active[I] && !constant_partial<Rule, I, arity> && !rules::cheap_partials<Rule>
-              ? void(partials[I] = array_memory::take(n))
+              ? void(partials[I] = take_buffer<T>(n))
               : void()),
          ...);
     }
     (std::make_index_sequence<arity>{});
 
-    const auto step = [&]<class L>(std::size_t i) {
+    for_elements<T>(n, [&]<class L>(std::size_t i) {
         const auto at = [&]<std::size_t K>() { return std::get<K>(sides).template at<L>(i); };
         [&]<std::size_t... I>(std::index_sequence<I...>) {
             const std::tuple x{at.template operator()<I>()...};
@@ -419,17 +496,10 @@ var_array elementwise(const Operands&... operands) {
             (keep_partial.template operator()<I>(), ...);
         }
         (std::make_index_sequence<arity>{});
-    };
-    std::size_t i = 0;
-#if NABLA_ARRAY_LANES
-    for (; i + width<lanes> <= n; i += width<lanes>)
-        step.template operator()<lanes>(i);
-#endif
-    for (; i < n; ++i)
-        step.template operator()<double>(i);
+    });
 
     if (on == nullptr || n == 0)
-        return var_array_access::make(std::move(values), n, 0, 0);
+        return var_array_access::make<T>(std::move(values), n, 0, 0);
     const tape_index first = tape_access::add_variables(*on, n);
     // Operand values are kept only where the sweep recomputes partials from them.
     std::tuple held = sides;
@@ -446,7 +516,7 @@ var_array elementwise(const Operands&... operands) {
     tape_access::add_array_operation(
         *on, first, static_cast<tape_index>(n),
         [first, n, active, partials = std::move(partials), sides = std::move(held),
-         kept = rules::cheap_partials<Rule> ? values : array_memory::buffer{}](double* adjoints) {
+         kept = rules::cheap_partials<Rule> ? values : std::shared_ptr<T[]>{}](T* adjoints) {
             [&]<std::size_t... I>(std::index_sequence<I...>) {
                 const auto one = [&]<std::size_t K>() {
                     if (!active[K])
@@ -459,7 +529,7 @@ var_array elementwise(const Operands&... operands) {
                                                 return L(constant_partial_value<Rule, K, arity>());
                                             });
                     } else if constexpr (rules::cheap_partials<Rule>) {
-                        const double* y = kept.get();
+                        const T* y = kept.get();
                         pull_back<is_array>(
                             adjoints, first, side.index, n, [y, &sides]<class L>(std::size_t j) {
                                 return std::apply(
@@ -470,7 +540,7 @@ var_array elementwise(const Operands&... operands) {
                                     sides);
                             });
                     } else {
-                        const double* d = partials[K].get();
+                        const T* d = partials[K].get();
                         pull_back<is_array>(adjoints, first, side.index, n,
                                             [d]<class L>(std::size_t j) { return load<L>(d + j); });
                     }
@@ -479,12 +549,38 @@ var_array elementwise(const Operands&... operands) {
             }
             (std::make_index_sequence<arity>{});
         });
-    return var_array_access::make(std::move(values), n, first, on->generation());
+    return var_array_access::make<T>(std::move(values), n, first, on->generation());
 }
 
-// A reduction: its value in one loop with four accumulators (the kinds of array/reductions.hpp,
-// merged in a fixed order), one new variable, and an entry whose pullback gives each element the
-// kind's seed.
+// Records a reduction's result, one new variable, with an entry whose pullback adds
+// seed(adjoint, j) into element j's adjoint; a constant without a tape or for an empty array.
+template <class T, class Seed>
+active<T> record_reduction(const basic_var_array<T>& x, const T& result, Seed&& seed) {
+    tape<T>* const on =
+        tape_for<T>({{var_array_access::first(x), var_array_access::generation(x)}});
+    if (on == nullptr || x.empty())
+        return active<T>(result);
+    const tape_index out = tape_access::add_variables(*on, 1);
+    tape_access::add_array_operation(*on, out, 1,
+                                     [out, n = x.size(), operand = var_array_access::first(x),
+                                      seed = std::forward<Seed>(seed)](T* adjoints) {
+                                         const T a = adjoints[out];
+                                         if (exactly_zero(a))
+                                             return;
+                                         T* const in = adjoints + operand;
+                                         std::size_t j = 0;
+                                         if constexpr (in_lanes<T>)
+                                             for (; j + width<lanes> <= n; j += width<lanes>)
+                                                 add_to(in + j,
+                                                        seed.template operator()<lanes>(a, j));
+                                         for (; j < n; ++j)
+                                             in[j] += seed.template operator()<T>(a, j);
+                                     });
+    return tape_access::variable(result, out, on->generation());
+}
+
+// A reduction of doubles: its value in one loop with four accumulators (the kinds of
+// array/reductions.hpp, merged in a fixed order), and the kind's seed in the pullback.
 template <class Kind>
 var reduce_on_tape(const var_array& x) {
     const double* const v = var_array_access::data(x);
@@ -505,39 +601,151 @@ var reduce_on_tape(const var_array& x) {
     for (; i < n; ++i)
         total.add(v[i]);
     const double result = Kind::result(total, n);
-    tape<double>* const on =
-        tape_for({{var_array_access::first(x), var_array_access::generation(x)}});
-    if (on == nullptr || n == 0)
-        return var(result);
-    const tape_index out = tape_access::add_variables(*on, 1);
     auto keep = var_array_access::values(x);
     const auto offset = static_cast<std::size_t>(v - keep.get());
-    tape_access::add_array_operation(
-        *on, out, 1,
-        [out, n, total, result, offset, operand = var_array_access::first(x),
-         keep = std::move(keep)](double* adjoints) {
-            const double a = adjoints[out];
-            if (a == 0.0)
-                return;
-            const double* const values = keep.get() + offset;
-            double* const in = adjoints + operand;
-            std::size_t j = 0;
-#if NABLA_ARRAY_LANES
-            for (; j + width<lanes> <= n; j += width<lanes>)
-                add_to(in + j, Kind::seed(load<lanes>(values + j), total, result, a, n));
-#endif
-            for (; j < n; ++j)
-                in[j] += Kind::seed(values[j], total, result, a, n);
+    return record_reduction(
+        x, result,
+        [n, total, result, offset, keep = std::move(keep)]<class L>(double a, std::size_t j) {
+            return Kind::seed(load<L>(keep.get() + offset + j), total, result, a, n);
         });
-    return tape_access::variable(result, out, on->generation());
+}
+
+// A reduction of dual numbers, in their arithmetic (so that the pullback's seeds carry their
+// own derivatives, for second order): the value, and the gradient kept whole for the pullback.
+template <class Kind, class T>
+active<T> reduce_duals(const basic_var_array<T>& x);
+
+}  // namespace detail
+
+namespace detail {
+
+// The value of a reduction of dual numbers v[0 .. n - 1] in their own arithmetic, with its
+// gradient into g (the seeds for an adjoint of 1), by the kind's conventions for doubles: ties of
+// max and min share the gradient (and their value's tangent is the ties' mean), the gradient of
+// norm at 0 is 0, prod's is exact at zeros (products of the others, from both ends).
+template <class Kind, class T>
+T dual_reduction(const T* v, std::size_t n, T* g) {
+    const T one(1.0);
+    // NaN in the value and every tangent, as in the gradient.
+    const auto not_a_number = [g, n] {
+        T r(nan);
+        for (auto& t : r.tangent)
+            t = nan;
+        std::fill(g, g + n, r);
+        return r;
+    };
+    if constexpr (std::is_same_v<Kind, reduction::sum_kind> ||
+                  std::is_same_v<Kind, reduction::mean_kind>) {
+        T total(0.0);
+        for (std::size_t i = 0; i < n; ++i)
+            total += v[i];
+        const double scale =
+            std::is_same_v<Kind, reduction::mean_kind> ? 1.0 / static_cast<double>(n) : 1.0;
+        std::fill(g, g + n, T(scale));
+        return std::is_same_v<Kind, reduction::mean_kind> ? total / static_cast<double>(n) : total;
+    } else if constexpr (std::is_same_v<Kind, reduction::prod_kind>) {
+        // g[i] = (v[0] ... v[i-1]) (v[i+1] ... v[n-1]).
+        T before = one;
+        for (std::size_t i = 0; i < n; ++i) {
+            g[i] = before;
+            before *= v[i];
+        }
+        T after = one;
+        for (std::size_t i = n; i-- > 0;) {
+            g[i] *= after;
+            after *= v[i];
+        }
+        return before;
+    } else if constexpr (std::is_same_v<Kind, reduction::norm_kind>) {
+        T squares(0.0);
+        for (std::size_t i = 0; i < n; ++i)
+            squares += v[i] * v[i];
+        if (squares.value == 0.0) {
+            std::fill(g, g + n, T(0.0));
+            return T(0.0);
+        }
+        using std::sqrt;
+        const T r = sqrt(squares);
+        for (std::size_t i = 0; i < n; ++i)
+            g[i] = v[i] / r;
+        return r;
+    } else if constexpr (std::is_same_v<Kind, reduction::logsumexp_kind>) {
+        // y = m + log(sum(exp(v - m))) for the largest value m, a constant; an element equal to
+        // m (infinite ones too) contributes exp of its tangent alone.
+        double m = -inf;
+        bool nan_found = false;
+        for (std::size_t i = 0; i < n; ++i) {
+            nan_found = nan_found || v[i].value != v[i].value;
+            m = v[i].value > m ? v[i].value : m;
+        }
+        if (nan_found)
+            return not_a_number();
+        using std::exp;
+        using std::log;
+        T total(0.0);
+        for (std::size_t i = 0; i < n; ++i) {
+            T d = v[i] - m;
+            if (v[i].value == m)
+                d.value = 0.0;
+            g[i] = exp(d);
+            total += g[i];
+        }
+        for (std::size_t i = 0; i < n; ++i)
+            g[i] = g[i] / total;
+        return log(total) + m;
+    } else {
+        static_assert(std::is_same_v<Kind, reduction::max_kind> ||
+                      std::is_same_v<Kind, reduction::min_kind>);
+        constexpr bool greater = std::is_same_v<Kind, reduction::max_kind>;
+        double best = greater ? -inf : inf;
+        for (std::size_t i = 0; i < n; ++i) {
+            const double x = v[i].value;
+            if (x != x)
+                return not_a_number();
+            best = (greater ? x > best : x < best) ? x : best;
+        }
+        std::size_t ties = 0;
+        for (std::size_t i = 0; i < n; ++i)
+            ties += v[i].value == best ? 1 : 0;
+        const double weight = 1.0 / static_cast<double>(ties);
+        T result(0.0);
+        for (std::size_t i = 0; i < n; ++i) {
+            g[i] = T(v[i].value == best ? weight : 0.0);
+            if (v[i].value == best)
+                result += v[i] * weight;
+        }
+        result.value = best;
+        return result;
+    }
+}
+
+template <class Kind, class T>
+active<T> reduce_duals(const basic_var_array<T>& x) {
+    const std::size_t n = x.size();
+    if (n == 0)
+        return active<T>(T(Kind::result(typename Kind::template state<double>{}, 0)));
+    std::shared_ptr<T[]> gradient = take_buffer<T>(n);
+    const T result = dual_reduction<Kind>(var_array_access::data(x), n, gradient.get());
+    return record_reduction(x, result,
+                            [gradient = std::shared_ptr<const T[]>(std::move(gradient))]<class L>(
+                                const T& a, std::size_t j) { return a * gradient[j]; });
+}
+
+template <class Kind, class T>
+active<T> reduce(const basic_var_array<T>& x) {
+    if constexpr (std::is_same_v<T, double>)
+        return reduce_on_tape<Kind>(x);
+    else
+        return reduce_duals<Kind>(x);
 }
 
 }  // namespace detail
 
-inline var_array::var_array(std::span<const var> elements) {
-    detail::array_memory::buffer values = detail::array_memory::take(elements.size());
+template <class T>
+basic_var_array<T>::basic_var_array(std::span<const active<T>> elements) {
+    std::shared_ptr<T[]> values = detail::take_buffer<T>(elements.size());
     std::vector<detail::tape_index> sources(elements.size());
-    tape<double>* on = detail::active_tape<double>;
+    tape<T>* on = detail::active_tape<T>;
     bool any = false;
     for (std::size_t k = 0; k < elements.size(); ++k) {
         values[k] = elements[k].value;
@@ -558,11 +766,31 @@ inline var_array::var_array(std::span<const var> elements) {
     generation_ = on->generation();
     detail::tape_access::add_array_operation(
         *on, first_, static_cast<detail::tape_index>(size_),
-        [first = first_, sources = std::move(sources)](double* adjoints) {
+        [first = first_, sources = std::move(sources)](T* adjoints) {
             for (std::size_t k = 0; k < sources.size(); ++k)
                 adjoints[sources[k]] += adjoints[first + k];
         });
 }
+
+namespace detail {
+
+// n new independent variables on t with these values (shared, not copied).
+template <class T>
+basic_var_array<T> input_values(tape<T>& t, std::shared_ptr<const T[]> values, std::size_t n) {
+    if (n == 0)
+        return var_array_access::make<T>(std::move(values), 0, 0, 0);
+    const tape_index index = tape_access::add_variables(t, n);
+    return var_array_access::make<T>(std::move(values), n, index, t.generation());
+}
+
+// n new independent variables whose values are read in place from the caller's memory, not
+// copied: for a transformation whose recording ends before it returns to the caller.
+template <class T>
+basic_var_array<T> input_in_place(tape<T>& t, const T* values, std::size_t n) {
+    return input_values<T>(t, std::shared_ptr<const T[]>(std::shared_ptr<const void>(), values), n);
+}
+
+}  // namespace detail
 
 // n new independent variables with these values, recorded one after another on t.
 template <class C>
@@ -572,23 +800,10 @@ requires detail::ArrayArgument<C> var_array input_array(tape<double>& t, const C
     const auto n = static_cast<std::size_t>(values.size());
     detail::array_memory::buffer kept = detail::array_memory::take(n);
     std::copy(first, first + n, kept.get());
-    if (n == 0)
-        return detail::var_array_access::make(std::move(kept), 0, 0, 0);
-    const detail::tape_index index = detail::tape_access::add_variables(t, n);
-    return detail::var_array_access::make(std::move(kept), n, index, t.generation());
+    return detail::input_values<double>(t, std::move(kept), n);
 }
 
 namespace detail {
-
-// n new independent variables whose values are read in place from the caller's memory, not
-// copied: for a transformation whose recording ends before it returns to the caller.
-inline var_array input_in_place(tape<double>& t, const double* values, std::size_t n) {
-    std::shared_ptr<const double[]> borrowed(std::shared_ptr<const void>(), values);
-    if (n == 0)
-        return var_array_access::make(std::move(borrowed), 0, 0, 0);
-    const tape_index index = tape_access::add_variables(t, n);
-    return var_array_access::make(std::move(borrowed), n, index, t.generation());
-}
 
 // The adjoints of x's elements after a sweep of t, into g (of x's length; left alone for a
 // constant array).
@@ -600,6 +815,24 @@ void read_array_adjoints(const tape<double>& t, const var_array& x, G& g) {
     std::copy(a.begin(), a.end(), g.data());
 }
 
+// An operand that mixes with an array of T in element-wise operations: a plain number, an active
+// scalar of T or an expression of them (broadcast), or a container of doubles (a constant array).
+template <class S, class T>
+concept ArrayOperandFor =
+    !is_var_array_v<std::remove_cvref_t<S>> &&
+    (std::is_arithmetic_v<S> || std::is_same_v<S, active<T>> || ArrayArgument<S> ||
+     (ActiveExpression<S> && std::is_same_v<active_value_t<S>, T>));
+
+template <class T, class S>
+auto operand_for(const S& s) {
+    if constexpr (std::is_arithmetic_v<S>)
+        return static_cast<double>(s);
+    else if constexpr (ArrayArgument<S>)
+        return basic_var_array<T>(s);
+    else
+        return active<T>(s);
+}
+
 }  // namespace detail
 
 // The adjoints of x's elements after a sweep of t (zeros for a constant array).
@@ -609,30 +842,21 @@ inline std::vector<double> adjoints(const tape<double>& t, const var_array& x) {
     return out;
 }
 
-// Element-wise arithmetic and functions, with arrays, numbers and variables as operands (the
-// numbers taken by templates, so that an int matches these before the core's catch-all). Each is
-// a template (`template <int = 0>`: its parameters still convert) so that only the functions a
-// program calls are compiled: as plain functions they cost every translation unit 3.5 s.
+// Element-wise arithmetic and functions, with arrays, numbers, variables and containers of
+// doubles as operands. Each is a template, so that only the functions a program calls are
+// compiled: as plain functions they cost every translation unit 3.5 s.
 #define NABLA_VAR_ARRAY_BINARY(name, rule)                                                         \
-    template <int = 0>                                                                             \
-    var_array name(const var_array& a, const var_array& b) {                                       \
-        return detail::elementwise<rules::rule>(a, b);                                             \
+    template <class T>                                                                             \
+    basic_var_array<T> name(const basic_var_array<T>& a, const basic_var_array<T>& b) {            \
+        return detail::elementwise<rules::rule, T>(a, b);                                          \
     }                                                                                              \
-    template <class N>                                                                             \
-    requires std::is_arithmetic_v<N> var_array name(const var_array& a, N b) {                     \
-        return detail::elementwise<rules::rule>(a, static_cast<double>(b));                        \
+    template <class T, detail::ArrayOperandFor<T> S>                                               \
+    basic_var_array<T> name(const basic_var_array<T>& a, const S& b) {                             \
+        return detail::elementwise<rules::rule, T>(a, detail::operand_for<T>(b));                  \
     }                                                                                              \
-    template <class N>                                                                             \
-    requires std::is_arithmetic_v<N> var_array name(N a, const var_array& b) {                     \
-        return detail::elementwise<rules::rule>(static_cast<double>(a), b);                        \
-    }                                                                                              \
-    template <int = 0>                                                                             \
-    var_array name(const var_array& a, const var& b) {                                             \
-        return detail::elementwise<rules::rule>(a, b);                                             \
-    }                                                                                              \
-    template <int = 0>                                                                             \
-    var_array name(const var& a, const var_array& b) {                                             \
-        return detail::elementwise<rules::rule>(a, b);                                             \
+    template <class T, detail::ArrayOperandFor<T> S>                                               \
+    basic_var_array<T> name(const S& a, const basic_var_array<T>& b) {                             \
+        return detail::elementwise<rules::rule, T>(detail::operand_for<T>(a), b);                  \
     }
 
 NABLA_VAR_ARRAY_BINARY(operator+, add_rule)
@@ -644,94 +868,96 @@ NABLA_VAR_ARRAY_BINARY(pow, pow_rule)
 NABLA_BINARY_FUNCTIONS(NABLA_VAR_ARRAY_FUNCTION)
 #undef NABLA_VAR_ARRAY_FUNCTION
 
-template <int = 0>
-var_array operator-(const var_array& a) {
-    return detail::elementwise<rules::neg_rule>(a);
+template <class T>
+basic_var_array<T> operator-(const basic_var_array<T>& a) {
+    return detail::elementwise<rules::neg_rule, T>(a);
 }
-inline var_array operator+(const var_array& a) {
+template <class T>
+basic_var_array<T> operator+(const basic_var_array<T>& a) {
     return a;
 }
 #define NABLA_VAR_ARRAY_UNARY(name, rule)                                                          \
-    template <int = 0>                                                                             \
-    var_array name(const var_array& a) {                                                           \
-        return detail::elementwise<rules::rule>(a);                                                \
+    template <class T>                                                                             \
+    basic_var_array<T> name(const basic_var_array<T>& a) {                                         \
+        return detail::elementwise<rules::rule, T>(a);                                             \
     }
 NABLA_UNARY_FUNCTIONS(NABLA_VAR_ARRAY_UNARY)
 #undef NABLA_VAR_ARRAY_UNARY
 #undef NABLA_VAR_ARRAY_BINARY
 
-template <int = 0>
-var_array square(const var_array& a) {
+template <class T>
+basic_var_array<T> square(const basic_var_array<T>& a) {
     return a * a;
 }
-template <int = 0>
-var_array fma(const var_array& a, const var_array& b, const var_array& c) {
-    return detail::elementwise<rules::fma_rule>(a, b, c);
+template <class T>
+basic_var_array<T>
+fma(const basic_var_array<T>& a, const basic_var_array<T>& b, const basic_var_array<T>& c) {
+    return detail::elementwise<rules::fma_rule, T>(a, b, c);
 }
 
 // polygamma(n, x) element by element for an integer order n (not differentiable), and digamma.
-template <int = 0>
-var_array polygamma(int n, const var_array& x) {
+template <class T>
+basic_var_array<T> polygamma(int n, const basic_var_array<T>& x) {
     using namespace detail;
     const std::size_t size = x.size();
-    const double* const v = var_array_access::data(x);
-    tape<double>* const on =
-        tape_for({{var_array_access::first(x), var_array_access::generation(x)}});
-    array_memory::buffer values = array_memory::take(size);
-    array_memory::buffer partials = on != nullptr ? array_memory::take(size) : nullptr;
+    const T* const v = var_array_access::data(x);
+    tape<T>* const on =
+        tape_for<T>({{var_array_access::first(x), var_array_access::generation(x)}});
+    std::shared_ptr<T[]> values = take_buffer<T>(size);
+    std::shared_ptr<T[]> partials = on != nullptr ? take_buffer<T>(size) : nullptr;
     for (std::size_t i = 0; i < size; ++i) {
         values[i] = rules::value_on<rules::polygamma_rule>(n, v[i]);
         if (partials)
             partials[i] =
-                to_number<double>(rules::partial_on<rules::polygamma_rule, 1>(values[i], n, v[i]));
+                to_number<T>(rules::partial_on<rules::polygamma_rule, 1>(values[i], n, v[i]));
     }
     if (on == nullptr || size == 0)
-        return var_array_access::make(std::move(values), size, 0, 0);
+        return var_array_access::make<T>(std::move(values), size, 0, 0);
     const tape_index first = tape_access::add_variables(*on, size);
     tape_access::add_array_operation(
         *on, first, static_cast<tape_index>(size),
         [first, size, operand = var_array_access::first(x),
-         partials = std::shared_ptr<const double[]>(std::move(partials))](double* adjoints) {
-            const double* const d = partials.get();
+         partials = std::shared_ptr<const T[]>(std::move(partials))](T* adjoints) {
+            const T* const d = partials.get();
             pull_back<true>(adjoints, first, operand, size,
                             [d]<class L>(std::size_t j) { return load<L>(d + j); });
         });
-    return var_array_access::make(std::move(values), size, first, on->generation());
+    return var_array_access::make<T>(std::move(values), size, first, on->generation());
 }
-template <int = 0>
-var_array digamma(const var_array& x) {
+template <class T>
+basic_var_array<T> digamma(const basic_var_array<T>& x) {
     return polygamma(0, x);
 }
 
 // The arrays one after another (numpy's concatenate): one entry, whose pullback hands each part
 // its adjoints back.
-template <class... Rest>
-requires(std::is_same_v<Rest, var_array>&&...) var_array
-    concat(const var_array& first, const Rest&... rest) {
+template <class T, class... Rest>
+requires(std::is_same_v<Rest, basic_var_array<T>>&&...)
+    basic_var_array<T> concat(const basic_var_array<T>& first, const Rest&... rest) {
     using namespace detail;
-    const std::array<const var_array*, 1 + sizeof...(Rest)> parts{&first, &rest...};
+    const std::array<const basic_var_array<T>*, 1 + sizeof...(Rest)> parts{&first, &rest...};
     std::size_t n = 0;
-    for (const var_array* part : parts)
+    for (const basic_var_array<T>* part : parts)
         n += part->size();
-    array_memory::buffer values = array_memory::take(n);
+    std::shared_ptr<T[]> values = take_buffer<T>(n);
     std::array<std::pair<tape_index, std::size_t>, 1 + sizeof...(Rest)> pieces{};
     std::size_t at = 0, k = 0;
     bool any = false;
-    for (const var_array* part : parts) {
+    for (const basic_var_array<T>* part : parts) {
         std::copy(part->values().begin(), part->values().end(), values.get() + at);
         pieces[k++] = {var_array_access::first(*part), part->size()};
         at += part->size();
         any = any || !part->is_constant();
     }
-    tape<double>* const on =
-        any ? tape_for({{var_array_access::first(first), var_array_access::generation(first)},
-                        {var_array_access::first(rest), var_array_access::generation(rest)}...})
+    tape<T>* const on =
+        any ? tape_for<T>({{var_array_access::first(first), var_array_access::generation(first)},
+                           {var_array_access::first(rest), var_array_access::generation(rest)}...})
             : nullptr;
     if (on == nullptr || n == 0)
-        return var_array_access::make(std::move(values), n, 0, 0);
+        return var_array_access::make<T>(std::move(values), n, 0, 0);
     const tape_index out = tape_access::add_variables(*on, n);
     tape_access::add_array_operation(
-        *on, out, static_cast<tape_index>(n), [out, pieces](double* adjoints) {
+        *on, out, static_cast<tape_index>(n), [out, pieces](T* adjoints) {
             std::size_t offset = 0;
             for (const auto& [index, size] : pieces) {
                 if (index != 0)
@@ -740,7 +966,7 @@ requires(std::is_same_v<Rest, var_array>&&...) var_array
                 offset += size;
             }
         });
-    return var_array_access::make(std::move(values), n, out, on->generation());
+    return var_array_access::make<T>(std::move(values), n, out, on->generation());
 }
 
 // An array function with a derivative of the caller's, recorded as one entry: a function nabla
@@ -752,9 +978,13 @@ requires(std::is_same_v<Rest, var_array>&&...) var_array
 // spans of double the size of their arguments (empty for a constant argument, which takes no
 // adjoint). Without an active argument nothing is recorded.
 template <class Value, class Pullback, class... Arrays>
-requires(sizeof...(Arrays) > 0 && (std::is_same_v<Arrays, var_array> && ...)) var_array
+requires(sizeof...(Arrays) > 0 && (is_var_array_v<Arrays> && ...)) var_array
     custom_array(const Value& value, const Pullback& pullback, const Arrays&... xs) {
     using namespace detail;
+    static_assert((std::is_same_v<Arrays, var_array> && ...),
+                  "nabla::custom_array: a custom array function has a first derivative only (its "
+                  "pullback), so nabla::hvp, nabla::hessian and nabla::jvp with mode::arrays "
+                  "cannot go through it; use it with grad, vjp and jacobian.");
     static_assert(std::is_invocable_r_v<std::vector<double>, const Value&,
                                         decltype((void(xs), std::span<const double>{}))...>,
                   "nabla::custom_array: value(x...) takes each argument's values as "
@@ -769,9 +999,9 @@ requires(sizeof...(Arrays) > 0 && (std::is_same_v<Arrays, var_array> && ...)) va
         any ? tape_for({{var_array_access::first(xs), var_array_access::generation(xs)}...})
             : nullptr;
     if (on == nullptr || n == 0)
-        return var_array_access::make(std::move(values), n, 0, 0);
+        return var_array_access::make<double>(std::move(values), n, 0, 0);
     const tape_index out = tape_access::add_variables(*on, n);
-    var_array y = var_array_access::make(values, n, out, on->generation());
+    var_array y = var_array_access::make<double>(values, n, out, on->generation());
     // The entry keeps the arguments' values and the result's (shared, not copied).
     tape_access::add_array_operation(
         *on, out, static_cast<tape_index>(n),
@@ -793,44 +1023,23 @@ requires(sizeof...(Arrays) > 0 && (std::is_same_v<Arrays, var_array> && ...)) va
 }
 
 // Reductions, each one new variable.
-template <int = 0>
-var sum(const var_array& x) {
-    return detail::reduce_on_tape<reduction::sum_kind>(x);
-}
-template <int = 0>
-var mean(const var_array& x) {
-    return detail::reduce_on_tape<reduction::mean_kind>(x);
-}
-template <int = 0>
-var prod(const var_array& x) {
-    return detail::reduce_on_tape<reduction::prod_kind>(x);
-}
-template <int = 0>
-var max(const var_array& x) {
-    return detail::reduce_on_tape<reduction::max_kind>(x);
-}
-template <int = 0>
-var min(const var_array& x) {
-    return detail::reduce_on_tape<reduction::min_kind>(x);
-}
-template <int = 0>
-var amax(const var_array& x) {
-    return max(x);
-}
-template <int = 0>
-var amin(const var_array& x) {
-    return min(x);
-}
-template <int = 0>
-var norm(const var_array& x) {
-    return detail::reduce_on_tape<reduction::norm_kind>(x);
-}
-template <int = 0>
-var logsumexp(const var_array& x) {
-    return detail::reduce_on_tape<reduction::logsumexp_kind>(x);
-}
-template <int = 0>
-var dot(const var_array& a, const var_array& b) {
+#define NABLA_VAR_ARRAY_REDUCTION(name, kind)                                                      \
+    template <class T>                                                                             \
+    active<T> name(const basic_var_array<T>& x) {                                                  \
+        return detail::reduce<reduction::kind>(x);                                                 \
+    }
+NABLA_VAR_ARRAY_REDUCTION(sum, sum_kind)
+NABLA_VAR_ARRAY_REDUCTION(mean, mean_kind)
+NABLA_VAR_ARRAY_REDUCTION(prod, prod_kind)
+NABLA_VAR_ARRAY_REDUCTION(max, max_kind)
+NABLA_VAR_ARRAY_REDUCTION(min, min_kind)
+NABLA_VAR_ARRAY_REDUCTION(amax, max_kind)
+NABLA_VAR_ARRAY_REDUCTION(amin, min_kind)
+NABLA_VAR_ARRAY_REDUCTION(norm, norm_kind)
+NABLA_VAR_ARRAY_REDUCTION(logsumexp, logsumexp_kind)
+#undef NABLA_VAR_ARRAY_REDUCTION
+template <class T>
+active<T> dot(const basic_var_array<T>& a, const basic_var_array<T>& b) {
     return sum(a * b);
 }
 

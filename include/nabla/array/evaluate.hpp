@@ -115,25 +115,27 @@ inline constexpr std::size_t width = [] {
         return L::size;
 }();
 
-template <class L>
-NABLA_ALWAYS_INLINE L load(const double* p) {
-    if constexpr (std::is_same_v<L, double>)
+// Lanes from memory and back; L the element type itself (a double, or a dual number on the
+// tape's second-order arrays) reads and writes one element.
+template <class L, class T>
+NABLA_ALWAYS_INLINE L load(const T* p) {
+    if constexpr (std::is_same_v<L, T>)
         return *p;
     else
         return L::load_unaligned(p);
 }
 
-template <class L>
-NABLA_ALWAYS_INLINE void store_lanes(double* p, const L& v) {
-    if constexpr (std::is_same_v<L, double>)
+template <class L, class T>
+NABLA_ALWAYS_INLINE void store_lanes(T* p, const L& v) {
+    if constexpr (std::is_same_v<L, T>)
         *p = v;
     else
         v.store_unaligned(p);
 }
 
-template <class L>
-NABLA_ALWAYS_INLINE void add_to(double* p, const L& v) {
-    if constexpr (std::is_same_v<L, double>)
+template <class L, class T>
+NABLA_ALWAYS_INLINE void add_to(T* p, const L& v) {
+    if constexpr (std::is_same_v<L, T>)
         *p += v;
     else
         (L::load_unaligned(p) + v).store_unaligned(p);

@@ -31,13 +31,15 @@
 
 namespace nabla {
 
-// A rows x cols matrix of active doubles, row-major: element (i, j) is elements()[i * cols + j].
-class var_matrix {
+// A rows x cols matrix of active numbers, row-major: element (i, j) is elements()[i * cols + j].
+// T is double (nabla::var_matrix) or a dual number over double, as for basic_var_array.
+template <class T>
+class basic_var_matrix {
 public:
-    var_matrix() = default;
+    basic_var_matrix() = default;
     // The matrix whose elements, row by row, are `elements` (a shape_error unless it has
     // rows * cols of them).
-    var_matrix(var_array elements, std::size_t rows, std::size_t cols)
+    basic_var_matrix(basic_var_array<T> elements, std::size_t rows, std::size_t cols)
         : elements_(std::move(elements)),
           rows_(rows),
           cols_(cols) {
@@ -52,19 +54,21 @@ public:
         c.dimension();
         { c.data() } -> std::convertible_to<const double*>;
     }
-    explicit var_matrix(const C& values)
-        : var_matrix(
-              var_array(std::span<const double>(detail::first_element(values), values.size())),
-              shape_of(values, 0),
-              shape_of(values, 1)) {}
+    explicit basic_var_matrix(const C& values)
+        : basic_var_matrix(basic_var_array<T>(std::span<const double>(detail::first_element(values),
+                                                                      values.size())),
+                           shape_of(values, 0),
+                           shape_of(values, 1)) {}
 
     std::size_t rows() const { return rows_; }
     std::size_t cols() const { return cols_; }
-    const var_array& elements() const { return elements_; }
-    double value(std::size_t i, std::size_t j) const { return elements_.value(i * cols_ + j); }
-    var operator()(std::size_t i, std::size_t j) const { return elements_[i * cols_ + j]; }
+    const basic_var_array<T>& elements() const { return elements_; }
+    T value(std::size_t i, std::size_t j) const { return elements_.value(i * cols_ + j); }
+    active<T> operator()(std::size_t i, std::size_t j) const { return elements_[i * cols_ + j]; }
     // Row i, sharing the matrix's variables.
-    var_array row(std::size_t i) const { return elements_.slice(i * cols_, (i + 1) * cols_); }
+    basic_var_array<T> row(std::size_t i) const {
+        return elements_.slice(i * cols_, (i + 1) * cols_);
+    }
 
     template <class C>
     static std::size_t shape_of(const C& values, std::size_t axis) {
@@ -80,10 +84,12 @@ public:
     }
 
 private:
-    var_array elements_;
+    basic_var_array<T> elements_;
     std::size_t rows_ = 0;
     std::size_t cols_ = 0;
 };
+
+using var_matrix = basic_var_matrix<double>;
 
 // A rows x cols matrix of new independent variables with these values (row-major).
 template <class C>
@@ -97,21 +103,50 @@ var_matrix input_matrix(tape<double>& t, const C& values) {
 
 namespace detail {
 
+// Dot product, y += a x, and y = A x, with nabla's SIMD kernels for doubles and element by
+// element for dual numbers.
+template <class T>
+T dot_of(const T* a, const T* b, std::size_t n) {
+    if constexpr (std::is_same_v<T, double>) {
+        return dot_kernel(a, b, n);
+    } else {
+        T total(0.0);
+        for (std::size_t i = 0; i < n; ++i)
+            total += a[i] * b[i];
+        return total;
+    }
+}
+template <class T>
+void axpy_of(const T& a, const T* x, T* y, std::size_t n) {
+    if constexpr (std::is_same_v<T, double>) {
+        axpy_kernel(a, x, y, n);
+    } else {
+        for (std::size_t i = 0; i < n; ++i)
+            y[i] += a * x[i];
+    }
+}
+
 // The LU factors of an n x n matrix with partial pivoting, P A = L U (L with a unit diagonal
 // below, U on and above it, in one row-major array), and the solves they give.
-template <int = 0>
+template <class T = double>
 struct lu_factors {
-    std::vector<double> lu;
+    std::vector<T> lu;
     std::vector<std::size_t> pivot;  // row k of P A is row pivot[k] of A
     std::size_t n = 0;
 
-    lu_factors(const double* a, std::size_t size) : lu(a, a + size * size), pivot(size), n(size) {
+    lu_factors(const T* a, std::size_t size) : lu(a, a + size * size), pivot(size), n(size) {
+        const auto magnitude = [](const T& x) {
+            if constexpr (std::is_same_v<T, double>)
+                return std::abs(x);
+            else
+                return std::abs(x.value);
+        };
         for (std::size_t k = 0; k < n; ++k)
             pivot[k] = k;
         for (std::size_t k = 0; k < n; ++k) {
             std::size_t best = k;
             for (std::size_t i = k + 1; i < n; ++i)
-                if (std::abs(lu[i * n + k]) > std::abs(lu[best * n + k]))
+                if (magnitude(lu[i * n + k]) > magnitude(lu[best * n + k]))
                     best = i;
             if (best != k) {
                 std::swap_ranges(lu.begin() + static_cast<std::ptrdiff_t>(k * n),
@@ -119,84 +154,81 @@ struct lu_factors {
                                  lu.begin() + static_cast<std::ptrdiff_t>(best * n));
                 std::swap(pivot[k], pivot[best]);
             }
-            const double d = lu[k * n + k];
+            const T d = lu[k * n + k];
             for (std::size_t i = k + 1; i < n; ++i) {
-                const double l = lu[i * n + k] / d;
+                const T l = lu[i * n + k] / d;
                 lu[i * n + k] = l;
-                axpy_kernel(-l, lu.data() + k * n + k + 1, lu.data() + i * n + k + 1, n - k - 1);
+                axpy_of<T>(-l, lu.data() + k * n + k + 1, lu.data() + i * n + k + 1, n - k - 1);
             }
         }
     }
     // x = A^-1 b.
-    std::vector<double> solve(const double* b) const {
-        std::vector<double> x(n);
+    std::vector<T> solve(const T* b) const {
+        std::vector<T> x(n);
         for (std::size_t i = 0; i < n; ++i)
-            x[i] = b[pivot[i]] - dot_kernel(lu.data() + i * n, x.data(), i);
+            x[i] = b[pivot[i]] - dot_of<T>(lu.data() + i * n, x.data(), i);
         for (std::size_t i = n; i-- > 0;)
-            x[i] = (x[i] - dot_kernel(lu.data() + i * n + i + 1, x.data() + i + 1, n - i - 1)) /
+            x[i] = (x[i] - dot_of<T>(lu.data() + i * n + i + 1, x.data() + i + 1, n - i - 1)) /
                    lu[i * n + i];
         return x;
     }
     // l = A^-T w: U^T z = w, L^T v = z, l = P^T v.
-    std::vector<double> solve_transposed(const double* w) const {
-        std::vector<double> z(w, w + n);
+    std::vector<T> solve_transposed(const T* w) const {
+        std::vector<T> z(w, w + n);
         for (std::size_t i = 0; i < n; ++i) {
-            z[i] /= lu[i * n + i];
-            axpy_kernel(-z[i], lu.data() + i * n + i + 1, z.data() + i + 1, n - i - 1);
+            z[i] = z[i] / lu[i * n + i];
+            axpy_of<T>(-z[i], lu.data() + i * n + i + 1, z.data() + i + 1, n - i - 1);
         }
         for (std::size_t i = n; i-- > 0;)
             for (std::size_t k = 0; k < i; ++k)
                 z[k] -= lu[i * n + k] * z[i];
-        std::vector<double> l(n);
+        std::vector<T> l(n);
         for (std::size_t i = 0; i < n; ++i)
             l[pivot[i]] = z[i];
         return l;
     }
 };
 
-inline tape<double>* tape_of(const var_array& a, const var_array& b) {
-    return tape_for({{var_array_access::first(a), var_array_access::generation(a)},
-                     {var_array_access::first(b), var_array_access::generation(b)}});
+template <class T>
+tape<T>* tape_of(const basic_var_array<T>& a, const basic_var_array<T>& b) {
+    return tape_for<T>({{var_array_access::first(a), var_array_access::generation(a)},
+                        {var_array_access::first(b), var_array_access::generation(b)}});
 }
 
 // The result of an operation of n values: constant without a tape, else n new variables and an
 // entry with this pullback.
-template <class Pullback>
-var_array
-record_result(tape<double>* on, array_memory::buffer values, std::size_t n, Pullback&& pullback) {
+template <class T, class Pullback>
+basic_var_array<T>
+record_result(tape<T>* on, std::shared_ptr<T[]> values, std::size_t n, Pullback&& pullback) {
     if (on == nullptr || n == 0)
-        return var_array_access::make(std::move(values), n, 0, 0);
+        return var_array_access::make<T>(std::move(values), n, 0, 0);
     const tape_index first = tape_access::add_variables(*on, n);
     tape_access::add_array_operation(*on, first, static_cast<tape_index>(n),
                                      [first, pullback = std::forward<Pullback>(pullback)](
-                                         double* adjoints) { pullback(adjoints, first); });
-    return var_array_access::make(std::move(values), n, first, on->generation());
+                                         T* adjoints) { pullback(adjoints, first); });
+    return var_array_access::make<T>(std::move(values), n, first, on->generation());
 }
-
-}  // namespace detail
-
-namespace detail {
 
 // x repeated as each of m rows (numpy's broadcasting of shape (n,) against (m, n)): one entry,
 // whose pullback sums each column's adjoints into x's.
-template <int = 0>
-var_array rows_of(const var_array& x, std::size_t m) {
+template <class T>
+basic_var_array<T> rows_of(const basic_var_array<T>& x, std::size_t m) {
     const std::size_t n = x.size();
-    const double* const v = var_array_access::data(x);
-    array_memory::buffer tiled = array_memory::take(m * n);
+    const T* const v = var_array_access::data(x);
+    std::shared_ptr<T[]> tiled = take_buffer<T>(m * n);
     for (std::size_t i = 0; i < m; ++i)
         std::copy(v, v + n, tiled.get() + i * n);
-    tape<double>* const on =
-        tape_for({{var_array_access::first(x), var_array_access::generation(x)}});
-    return record_result(
-        on, std::move(tiled), m * n,
-        [m, n, xi = var_array_access::first(x)](double* adjoints, tape_index first) {
-            for (std::size_t i = 0; i < m; ++i)
-                axpy_kernel(1.0, adjoints + first + i * n, adjoints + xi, n);
-        });
+    tape<T>* const on =
+        tape_for<T>({{var_array_access::first(x), var_array_access::generation(x)}});
+    return record_result(on, std::move(tiled), m * n,
+                         [m, n, xi = var_array_access::first(x)](T* adjoints, tape_index first) {
+                             for (std::size_t i = 0; i < m; ++i)
+                                 axpy_of<T>(T(1.0), adjoints + first + i * n, adjoints + xi, n);
+                         });
 }
 
-inline void check_same_shape(const var_matrix& a, const var_matrix& b) {
+template <class T>
+void check_same_shape(const basic_var_matrix<T>& a, const basic_var_matrix<T>& b) {
     if (a.rows() != b.rows() || a.cols() != b.cols())
         throw shape_error("nabla: element-wise operands of shapes (" + std::to_string(a.rows()) +
                           ", " + std::to_string(a.cols()) + ") and (" + std::to_string(b.rows()) +
@@ -204,8 +236,8 @@ inline void check_same_shape(const var_matrix& a, const var_matrix& b) {
 }
 
 // A vector against a matrix's rows: it has cols() elements, or it is a shape_error.
-template <int = 0>
-var_array along_rows(const var_matrix& a, const var_array& x) {
+template <class T>
+basic_var_array<T> along_rows(const basic_var_matrix<T>& a, const basic_var_array<T>& x) {
     if (x.size() != a.cols())
         throw shape_error("nabla: a vector of " + std::to_string(x.size()) +
                           " elements against a matrix of shape (" + std::to_string(a.rows()) +
@@ -215,39 +247,38 @@ var_array along_rows(const var_matrix& a, const var_array& x) {
     return rows_of(x, a.rows());
 }
 
+// A number, a variable or an expression of them broadcast against a matrix of T.
+template <class S, class T>
+concept MatrixScalarFor = std::is_arithmetic_v<S> || std::is_same_v<S, active<T>> ||
+    (ActiveExpression<S>&& std::is_same_v<active_value_t<S>, T>);
+
 }  // namespace detail
 
 // Element-wise arithmetic on matrices, with a matrix of the same shape, a number, a variable, or
 // a vector of cols() elements broadcast along the rows (numpy's rules for shapes (m, n) and (n,)).
+// A constant matrix in a generic function is made with the argument's own type, so that it
+// follows it onto dual numbers: using M = std::remove_cvref_t<decltype(m)>; m + M(a).
 #define NABLA_VAR_MATRIX_OPERATOR(op)                                                              \
-    template <int = 0>                                                                             \
-    var_matrix operator op(const var_matrix& a, const var_matrix& b) {                             \
+    template <class T>                                                                             \
+    basic_var_matrix<T> operator op(const basic_var_matrix<T>& a, const basic_var_matrix<T>& b) {  \
         detail::check_same_shape(a, b);                                                            \
-        return var_matrix(a.elements() op b.elements(), a.rows(), a.cols());                       \
+        return {a.elements() op b.elements(), a.rows(), a.cols()};                                 \
     }                                                                                              \
-    template <int = 0>                                                                             \
-    var_matrix operator op(const var_matrix& a, const var_array& x) {                              \
-        return var_matrix(a.elements() op detail::along_rows(a, x), a.rows(), a.cols());           \
+    template <class T>                                                                             \
+    basic_var_matrix<T> operator op(const basic_var_matrix<T>& a, const basic_var_array<T>& x) {   \
+        return {a.elements() op detail::along_rows(a, x), a.rows(), a.cols()};                     \
     }                                                                                              \
-    template <int = 0>                                                                             \
-    var_matrix operator op(const var_array& x, const var_matrix& a) {                              \
-        return var_matrix(detail::along_rows(a, x) op a.elements(), a.rows(), a.cols());           \
+    template <class T>                                                                             \
+    basic_var_matrix<T> operator op(const basic_var_array<T>& x, const basic_var_matrix<T>& a) {   \
+        return {detail::along_rows(a, x) op a.elements(), a.rows(), a.cols()};                     \
     }                                                                                              \
-    template <int = 0>                                                                             \
-    var_matrix operator op(const var_matrix& a, const var& b) {                                    \
-        return var_matrix(a.elements() op b, a.rows(), a.cols());                                  \
+    template <class T, detail::MatrixScalarFor<T> S>                                               \
+    basic_var_matrix<T> operator op(const basic_var_matrix<T>& a, const S& b) {                    \
+        return {a.elements() op b, a.rows(), a.cols()};                                            \
     }                                                                                              \
-    template <int = 0>                                                                             \
-    var_matrix operator op(const var& b, const var_matrix& a) {                                    \
-        return var_matrix(b op a.elements(), a.rows(), a.cols());                                  \
-    }                                                                                              \
-    template <class N>                                                                             \
-    requires std::is_arithmetic_v<N> var_matrix operator op(const var_matrix& a, N b) {            \
-        return var_matrix(a.elements() op b, a.rows(), a.cols());                                  \
-    }                                                                                              \
-    template <class N>                                                                             \
-    requires std::is_arithmetic_v<N> var_matrix operator op(N b, const var_matrix& a) {            \
-        return var_matrix(b op a.elements(), a.rows(), a.cols());                                  \
+    template <class T, detail::MatrixScalarFor<T> S>                                               \
+    basic_var_matrix<T> operator op(const S& b, const basic_var_matrix<T>& a) {                    \
+        return {b op a.elements(), a.rows(), a.cols()};                                            \
     }
 NABLA_VAR_MATRIX_OPERATOR(+)
 NABLA_VAR_MATRIX_OPERATOR(-)
@@ -255,14 +286,14 @@ NABLA_VAR_MATRIX_OPERATOR(*)
 NABLA_VAR_MATRIX_OPERATOR(/)
 #undef NABLA_VAR_MATRIX_OPERATOR
 
-template <int = 0>
-var_matrix operator-(const var_matrix& a) {
-    return var_matrix(-a.elements(), a.rows(), a.cols());
+template <class T>
+basic_var_matrix<T> operator-(const basic_var_matrix<T>& a) {
+    return {-a.elements(), a.rows(), a.cols()};
 }
 #define NABLA_VAR_MATRIX_UNARY(name, rule)                                                         \
-    template <int = 0>                                                                             \
-    var_matrix name(const var_matrix& a) {                                                         \
-        return var_matrix(name(a.elements()), a.rows(), a.cols());                                 \
+    template <class T>                                                                             \
+    basic_var_matrix<T> name(const basic_var_matrix<T>& a) {                                       \
+        return {name(a.elements()), a.rows(), a.cols()};                                           \
     }
 NABLA_UNARY_FUNCTIONS(NABLA_VAR_MATRIX_UNARY)
 NABLA_VAR_MATRIX_UNARY(square, )
@@ -270,7 +301,8 @@ NABLA_VAR_MATRIX_UNARY(square, )
 
 // Reductions over every element.
 #define NABLA_VAR_MATRIX_REDUCTION(name)                                                           \
-    inline var name(const var_matrix& a) {                                                         \
+    template <class T>                                                                             \
+    active<T> name(const basic_var_matrix<T>& a) {                                                 \
         return name(a.elements());                                                                 \
     }
 NABLA_VAR_MATRIX_REDUCTION(sum)
@@ -285,76 +317,97 @@ NABLA_VAR_MATRIX_REDUCTION(logsumexp)
 #undef NABLA_VAR_MATRIX_REDUCTION
 
 // y = A x.
-template <int = 0>
-var_array matvec(const var_matrix& a, const var_array& x) {
+template <class T>
+basic_var_array<T> matvec(const basic_var_matrix<T>& a, const basic_var_array<T>& x) {
     if (a.cols() != x.size())
         throw shape_error("nabla::matvec: a " + std::to_string(a.rows()) + " x " +
                           std::to_string(a.cols()) + " matrix times a vector of " +
                           std::to_string(x.size()));
     using namespace detail;
     const std::size_t m = a.rows(), n = a.cols();
-    const double* const av = var_array_access::data(a.elements());
-    const double* const xv = var_array_access::data(x);
-    array_memory::buffer y = array_memory::take(m);
-    gemv_kernel(av, n, xv, m, n, y.get());
-    tape<double>* const on = tape_of(a.elements(), x);
+    const T* const av = var_array_access::data(a.elements());
+    const T* const xv = var_array_access::data(x);
+    std::shared_ptr<T[]> y = take_buffer<T>(m);
+    if constexpr (std::is_same_v<T, double>)
+        gemv_kernel(av, n, xv, m, n, y.get());
+    else
+        for (std::size_t i = 0; i < m; ++i)
+            y[i] = dot_of<T>(av + i * n, xv, n);
+    tape<T>* const on = tape_of(a.elements(), x);
     return record_result(
         on, std::move(y), m,
         [m, n, ai = var_array_access::first(a.elements()), xi = var_array_access::first(x),
          akeep = var_array_access::values(a.elements()), xkeep = var_array_access::values(x),
          aoff = static_cast<std::size_t>(av - var_array_access::values(a.elements()).get()),
          xoff = static_cast<std::size_t>(xv - var_array_access::values(x).get())](
-            double* adjoints, tape_index first) {
-            const double* const dy = adjoints + first;
-            const double* const A = akeep.get() + aoff;
+            T* adjoints, tape_index first) {
+            const T* const dy = adjoints + first;
+            const T* const A = akeep.get() + aoff;
             for (std::size_t i = 0; i < m; ++i) {
-                if (dy[i] == 0.0)
+                if (exactly_zero(dy[i]))
                     continue;
                 if (xi != 0)
-                    axpy_kernel(dy[i], A + i * n, adjoints + xi, n);  // dx += A^T dy
+                    axpy_of<T>(dy[i], A + i * n, adjoints + xi, n);  // dx += A^T dy
                 if (ai != 0)
-                    axpy_kernel(dy[i], xkeep.get() + xoff, adjoints + ai + i * n,
-                                n);  // dA += dy x^T
+                    axpy_of<T>(dy[i], xkeep.get() + xoff, adjoints + ai + i * n,
+                               n);  // dA += dy x^T
             }
         });
 }
 
 // C = A B.
-template <int = 0>
-var_matrix matmul(const var_matrix& a, const var_matrix& b) {
+template <class T>
+basic_var_matrix<T> matmul(const basic_var_matrix<T>& a, const basic_var_matrix<T>& b) {
     if (a.cols() != b.rows())
         throw shape_error("nabla::matmul: a " + std::to_string(a.rows()) + " x " +
                           std::to_string(a.cols()) + " matrix times a " + std::to_string(b.rows()) +
                           " x " + std::to_string(b.cols()) + " matrix");
     using namespace detail;
     const std::size_t m = a.rows(), k = a.cols(), n = b.cols();
-    const double* const av = var_array_access::data(a.elements());
-    const double* const bv = var_array_access::data(b.elements());
-    array_memory::buffer c = array_memory::take(m * n);
-    gemm_kernel<false>(m, k, n, av, k, 1, bv, n, 1, c.get(), n);
-    tape<double>* const on = tape_of(a.elements(), b.elements());
-    var_array elements = record_result(
+    const T* const av = var_array_access::data(a.elements());
+    const T* const bv = var_array_access::data(b.elements());
+    std::shared_ptr<T[]> c = take_buffer<T>(m * n);
+    if constexpr (std::is_same_v<T, double>) {
+        gemm_kernel<false>(m, k, n, av, k, 1, bv, n, 1, c.get(), n);
+    } else {
+        std::fill(c.get(), c.get() + m * n, T(0.0));
+        for (std::size_t i = 0; i < m; ++i)
+            for (std::size_t p = 0; p < k; ++p)
+                axpy_of<T>(av[i * k + p], bv + p * n, c.get() + i * n, n);
+    }
+    tape<T>* const on = tape_of(a.elements(), b.elements());
+    basic_var_array<T> elements = record_result(
         on, std::move(c), m * n,
         [m, k, n, ai = var_array_access::first(a.elements()),
          bi = var_array_access::first(b.elements()), akeep = var_array_access::values(a.elements()),
          bkeep = var_array_access::values(b.elements()),
          aoff = static_cast<std::size_t>(av - var_array_access::values(a.elements()).get()),
          boff = static_cast<std::size_t>(bv - var_array_access::values(b.elements()).get())](
-            double* adjoints, tape_index first) {
-            const double* const dc = adjoints + first;
-            const double* const A = akeep.get() + aoff;
-            const double* const B = bkeep.get() + boff;
-            if (ai != 0)  // dA += dC B^T
-                gemm_xyt<true>(m, k, n, dc, n, B, n, adjoints + ai, k);
-            if (bi != 0)  // dB += A^T dC
-                gemm_kernel<true>(k, m, n, A, 1, k, dc, n, 1, adjoints + bi, n);
+            T* adjoints, tape_index first) {
+            const T* const dc = adjoints + first;
+            const T* const A = akeep.get() + aoff;
+            const T* const B = bkeep.get() + boff;
+            if constexpr (std::is_same_v<T, double>) {
+                if (ai != 0)  // dA += dC B^T
+                    gemm_xyt<true>(m, k, n, dc, n, B, n, adjoints + ai, k);
+                if (bi != 0)  // dB += A^T dC
+                    gemm_kernel<true>(k, m, n, A, 1, k, dc, n, 1, adjoints + bi, n);
+            } else {
+                for (std::size_t i = 0; i < m; ++i)
+                    for (std::size_t p = 0; p < k; ++p) {
+                        if (ai != 0)
+                            adjoints[ai + i * k + p] += dot_of<T>(dc + i * n, B + p * n, n);
+                        if (bi != 0)
+                            axpy_of<T>(A[i * k + p], dc + i * n, adjoints + bi + p * n, n);
+                    }
+            }
         });
-    return var_matrix(std::move(elements), m, n);
+    return {std::move(elements), m, n};
 }
 
 // x = A^-1 b for a square A.
-template <int = 0>
-var_array solve(const var_matrix& a, const var_array& b) {
+template <class T>
+basic_var_array<T> solve(const basic_var_matrix<T>& a, const basic_var_array<T>& b) {
     if (a.rows() != a.cols() || a.rows() != b.size())
         throw shape_error("nabla::solve: a " + std::to_string(a.rows()) + " x " +
                           std::to_string(a.cols()) + " matrix and a vector of " +
@@ -363,24 +416,24 @@ var_array solve(const var_matrix& a, const var_array& b) {
                           "length)");
     using namespace detail;
     const std::size_t n = b.size();
-    auto factors = std::make_shared<const lu_factors<>>(var_array_access::data(a.elements()), n);
-    const std::vector<double> solution = factors->solve(var_array_access::data(b));
-    array_memory::buffer x = array_memory::take(n);
+    auto factors = std::make_shared<const lu_factors<T>>(var_array_access::data(a.elements()), n);
+    const std::vector<T> solution = factors->solve(var_array_access::data(b));
+    std::shared_ptr<T[]> x = take_buffer<T>(n);
     std::copy(solution.begin(), solution.end(), x.get());
-    std::shared_ptr<const double[]> kept = x;
-    tape<double>* const on = tape_of(a.elements(), b);
-    return record_result(
-        on, std::move(x), n,
-        [n, factors, kept, ai = var_array_access::first(a.elements()),
-         bi = var_array_access::first(b)](double* adjoints, tape_index first) {
-            const std::vector<double> l = factors->solve_transposed(adjoints + first);
-            if (bi != 0)
-                for (std::size_t i = 0; i < n; ++i)
-                    adjoints[bi + i] += l[i];
-            if (ai != 0)
-                for (std::size_t i = 0; i < n; ++i)
-                    axpy_kernel(-l[i], kept.get(), adjoints + ai + i * n, n);  // dA -= l x^T
-        });
+    std::shared_ptr<const T[]> kept = x;
+    tape<T>* const on = tape_of(a.elements(), b);
+    return record_result(on, std::move(x), n,
+                         [n, factors, kept, ai = var_array_access::first(a.elements()),
+                          bi = var_array_access::first(b)](T* adjoints, tape_index first) {
+                             const std::vector<T> l = factors->solve_transposed(adjoints + first);
+                             if (bi != 0)
+                                 for (std::size_t i = 0; i < n; ++i)
+                                     adjoints[bi + i] += l[i];
+                             if (ai != 0)
+                                 for (std::size_t i = 0; i < n; ++i)
+                                     axpy_of<T>(-l[i], kept.get(), adjoints + ai + i * n,
+                                                n);  // dA -= l x^T
+                         });
 }
 
 }  // namespace nabla
