@@ -185,7 +185,8 @@ void check_static_program(std::mt19937& random, int& checks) {
 
 // The same program over whole arrays, each element a point: as a static array expression (fused
 // SIMD loops) and on the tape with var_array (one entry per operation), the gradient of the sum
-// at each element equals the scalar static expression's gradient at that point.
+// at each element equals the scalar static expression's gradient at that point, and on the
+// tape's dual arrays H v and the tangent equal the scalar Hessian's and gradient's.
 template <std::uint64_t Seed>
 void check_array_program(std::mt19937& random, int& checks) {
     const auto [x, y] = nabla::variables<2>();
@@ -217,6 +218,32 @@ void check_array_program(std::mt19937& random, int& checks) {
     }
     CHECK(near(value, total, 1e-12));
     CHECK(near(tape_value, total, 1e-12));
+
+    // Second order on the tape's arrays of dual numbers: the Hessian of the sum is block-diagonal,
+    // so H v at element i is the scalar Hessian at that point times (vx_i, vy_i); the tangent is
+    // <grad, v>.
+    std::vector<double> vx(n), vy(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        vx[i] = coordinate(random);
+        vy[i] = coordinate(random);
+    }
+    const auto [hx, hy] =
+        nabla::hvp(nabla::mode::arrays, on_tape, std::tie(xs, ys), std::tie(vx, vy));
+    const auto [jvp_value, jvp_tangent] =
+        nabla::jvp(nabla::mode::arrays, on_tape, std::tie(xs, ys), std::tie(vx, vy));
+    const auto dxx = nabla::d(scalar, x, x);
+    const auto dxy = nabla::d(scalar, x, y);
+    const auto dyy = nabla::d(scalar, y, y);
+    double along = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+        INFO("element " << i << " at " << xs[i] << ", " << ys[i]);
+        const double a = xs[i], b = ys[i];
+        CHECK(near(hx[i], dxx(a, b) * vx[i] + dxy(a, b) * vy[i], 1e-10));
+        CHECK(near(hy[i], dxy(a, b) * vx[i] + dyy(a, b) * vy[i], 1e-10));
+        along += tx[i] * vx[i] + ty[i] * vy[i];
+    }
+    CHECK(near(jvp_value, total, 1e-12));
+    CHECK(near(jvp_tangent, along, 1e-11));
 
     // On grids, the first array read one row down: element (r, c) is the point
     // (X(r + 1, c), Y(r, c)). The gradient of the sum (a fused loop whose views come from two
