@@ -58,10 +58,11 @@ struct var_array_access;
 // Memory for the values and partials of arrays on the tape, given back to the thread that frees
 // it and handed out again: a function recorded again finds its arrays' pages already there
 // (fresh pages from the system cost a gradient of 10^5 elements several times its loops). At
-// most 32 buffers and 512 MiB are kept per thread.
-class array_memory {
+// most 32 buffers and 512 MiB are kept per thread and element type.
+template <class T>
+class basic_array_memory {
 public:
-    using buffer = std::shared_ptr<double[]>;
+    using buffer = std::shared_ptr<T[]>;
     static buffer take(std::size_t n) {
         std::vector<spare>& spares = pool();
         std::size_t best = spares.size();
@@ -70,7 +71,7 @@ public:
                 (best == spares.size() || spares[k].capacity < spares[best].capacity))
                 best = k;
         if (best == spares.size())
-            return {new double[n > 0 ? n : 1], giver{n}};
+            return {new T[n > 0 ? n : 1], giver{n}};
         spare chosen = std::move(spares[best]);
         spares.erase(spares.begin() + static_cast<std::ptrdiff_t>(best));
         kept() -= chosen.capacity;
@@ -80,27 +81,27 @@ public:
 private:
     struct spare {
         std::size_t capacity;
-        std::unique_ptr<double[]> data;
+        std::unique_ptr<T[]> data;
     };
     struct giver {
         std::size_t capacity;
-        void operator()(double* p) const { give_back(p, capacity); }
+        void operator()(T* p) const { give_back(p, capacity); }
     };
     static constexpr std::size_t max_buffers = 32;
-    static constexpr std::size_t max_doubles = (std::size_t{512} << 20) / sizeof(double);
-    static void give_back(double* p, std::size_t capacity) {
-        if (!alive() || capacity > max_doubles) {
+    static constexpr std::size_t max_elements = (std::size_t{512} << 20) / sizeof(T);
+    static void give_back(T* p, std::size_t capacity) {
+        if (!alive() || capacity > max_elements) {
             delete[] p;
             return;
         }
         std::vector<spare>& spares = pool();
         // Room is made by dropping the oldest spares.
         while (!spares.empty() &&
-               (spares.size() >= max_buffers || kept() + capacity > max_doubles)) {
+               (spares.size() >= max_buffers || kept() + capacity > max_elements)) {
             kept() -= spares.front().capacity;
             spares.erase(spares.begin());
         }
-        spares.push_back({capacity, std::unique_ptr<double[]>(p)});
+        spares.push_back({capacity, std::unique_ptr<T[]>(p)});
         kept() += capacity;
     }
     struct holder {
@@ -128,14 +129,13 @@ template <class T>
 concept ArrayElement = std::is_same_v<T, double> ||
     (DualLike<T>&& requires { requires std::is_same_v<typename T::value_type, double>; });
 
-// A buffer of n elements: doubles from the array_memory pool, duals fresh.
+// A buffer of n elements from the thread's pool of T.
 template <class T>
 std::shared_ptr<T[]> take_buffer(std::size_t n) {
-    if constexpr (std::is_same_v<T, double>)
-        return array_memory::take(n);
-    else
-        return std::shared_ptr<T[]>(new T[n > 0 ? n : 1]);
+    return basic_array_memory<T>::take(n);
 }
+
+using array_memory = basic_array_memory<double>;
 
 }  // namespace detail
 
