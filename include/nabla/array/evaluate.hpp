@@ -1138,6 +1138,29 @@ NABLA_ALWAYS_INLINE auto gathered_block(const Moved& moved) {
     (std::make_index_sequence<sources.second - 1>{});
 }
 
+// Zeroes the few elements at the ends of a grid row with straight-line stores: a call to memset
+// costs several times that for under two batches, and a loop of stores would be turned into one.
+NABLA_ALWAYS_INLINE void zero_few(double* p, std::size_t count) {
+    constexpr std::size_t w = width<lanes>;
+    if (count > 2 * w) {
+        std::fill(p, p + count, 0.0);
+        return;
+    }
+    std::size_t k = 0;
+    if (k + w <= count) {
+        store_lanes(p + k, lanes(0.0));
+        k += w;
+    }
+    if (k + w <= count) {
+        store_lanes(p + k, lanes(0.0));
+        k += w;
+    }
+    each_index<w - 1>([&]<std::size_t j>(std::integral_constant<std::size_t, j>) {
+        if (k + j < count)
+            p[k + j] = 0.0;
+    });
+}
+
 // The fused loop of a two-dimensional group, U rows per pass (U elements of each column in
 // flight). Each gradient row a pass reaches gets one block per batch: the sum of what every view
 // and every row of the pass gives it. The row of the view that reads lowest is *stored* when a
@@ -1261,7 +1284,7 @@ private:
                 if constexpr (plan[k].gradient && plan[k].leader == k) {
                     for (std::size_t u = 0; u < U; ++u) {
                         double* g = gradient_row<k>(r + u + plan[k].last_row);
-                        std::fill(g, g + plan[k].first_column, 0.0);
+                        zero_few(g, plan[k].first_column);
                     }
                 }
             });
@@ -1326,7 +1349,8 @@ private:
                     constexpr leaf_view v = decode_leaf(E::codes[k]);
                     for (std::size_t u = 0; u < U; ++u) {
                         double* g = gradient_row<k>(r + u + plan[k].last_row);
-                        std::fill(g + plan[k].first_column + i, g + run_.cols[v.argument], 0.0);
+                        zero_few(g + plan[k].first_column + i,
+                                 run_.cols[v.argument] - plan[k].first_column - i);
                     }
                 }
             });
