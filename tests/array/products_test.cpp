@@ -426,3 +426,107 @@ TEST_CASE("a matvec computed row by row inside its loop: scaled reductions, view
     }
     nabla::detail::row_fusion_bytes() = threshold;
 }
+
+namespace {
+
+// A well-conditioned n x n matrix in a larger array: samples plus 3 on the diagonal.
+xt::xtensor<double, 2> conditioned(std::size_t n, unsigned salt) {
+    xt::xtensor<double, 2> a = grid(n, n, -1.0, 1.0, salt);
+    for (std::size_t i = 0; i < n; ++i)
+        a(i, i) += 3.0;
+    return a;
+}
+
+}  // namespace
+
+TEST_CASE("solve in an array expression: its value, gradient and pullback equal the tape's",
+          "[products]") {
+    const auto [a, b, w] = nabla::array_variables<3>();
+    // A scalar loss through the solution, with b also read element-wise.
+    const auto loss = sum(square(solve(a, b)) * w) + sum(b * b) * 0.5;
+    const auto on_tape = [](const auto& m, const auto& r, const auto& weights) {
+        const auto z = solve(m, r);
+        return sum(z * z * weights) + sum(r * r) * 0.5;
+    };
+    for (const std::size_t n : {std::size_t{1}, std::size_t{3}, W + 1, 2 * W + 3}) {
+        INFO("n = " << n);
+        const xt::xtensor<double, 2> as = conditioned(n, 1);
+        const std::vector<double> bs = nabla_test::sample(n, -1.0, 1.0, 2);
+        const std::vector<double> ws = nabla_test::sample(n, 0.5, 1.5, 3);
+        const auto [value, ga, gb, gw] = nabla::value_and_grad(loss, as, bs, ws);
+        const auto [tape_value, ta, tb, tw] =
+            nabla::value_and_grad(nabla::mode::arrays, on_tape, as, bs, ws);
+        CHECK(value == Approx(tape_value).epsilon(1e-13));
+        for (std::size_t k = 0; k < n * n; ++k)
+            CHECK(ga.data()[k] == Approx(ta.data()[k]).epsilon(1e-12).margin(1e-14));
+        for (std::size_t k = 0; k < n; ++k) {
+            CHECK(gb[k] == Approx(tb[k]).epsilon(1e-12).margin(1e-14));
+            CHECK(gw[k] == Approx(tw[k]).epsilon(1e-12).margin(1e-14));
+        }
+        // A x = b holds for the value.
+        const auto x = solve(a, b)(as, bs);
+        for (std::size_t i = 0; i < n; ++i) {
+            double row = 0.0;
+            for (std::size_t j = 0; j < n; ++j)
+                row += as(i, j) * x[j];
+            CHECK(row == Approx(bs[i]).margin(1e-13));
+        }
+        // The pullback of the array-valued solve with a cotangent: dA = -l x^T, db = l.
+        const std::vector<double> cot = nabla_test::sample(n, -1.0, 1.0, 4);
+        const auto [pa, pb] = nabla::apply_vjp(solve(a, b) * 1.0, cot, as, bs);
+        const auto [y, pullback] = nabla::vjp(
+            nabla::mode::arrays, [](const auto& m, const auto& r) { return solve(m, r); }, as, bs);
+        const auto [qa, qb] = pullback(cot);
+        for (std::size_t k = 0; k < n * n; ++k)
+            CHECK(pa.data()[k] == Approx(qa.data()[k]).epsilon(1e-12).margin(1e-14));
+        for (std::size_t k = 0; k < n; ++k)
+            CHECK(pb[k] == Approx(qb[k]).epsilon(1e-12).margin(1e-14));
+    }
+}
+
+TEST_CASE("solve reads views of the matrix and the vector, and checks shapes", "[products]") {
+    const auto [a, b] = nabla::array_variables<2>();
+    // The lower-right 4 x 4 block of a 6 x 5 array, against b[1:5].
+    const xt::xtensor<double, 2> big = [] {
+        xt::xtensor<double, 2> g = grid(6, 5, -0.5, 0.5, 5);
+        for (std::size_t i = 2; i < 6; ++i)
+            g(i, i - 1) += 3.0;
+        return g;
+    }();
+    const std::vector<double> bs = nabla_test::sample(6, -1.0, 1.0, 6);
+    const auto f = sum(exp(solve(a(from<2>, from<1>), b(range<1, -1>))));
+    const auto [value, ga, gb] = nabla::value_and_grad(f, big, bs);
+    xt::xtensor<double, 2> block = xt::xtensor<double, 2>::from_shape({4, 4});
+    for (std::size_t i = 0; i < 4; ++i)
+        for (std::size_t j = 0; j < 4; ++j)
+            block(i, j) = big(i + 2, j + 1);
+    const std::vector<double> middle(bs.begin() + 1, bs.end() - 1);
+    const auto [tv, ta, tb] = nabla::value_and_grad(
+        nabla::mode::arrays,
+        [](const auto& m, const auto& r) {
+            using std::exp;
+            return sum(exp(solve(m, r)));
+        },
+        block, middle);
+    CHECK(value == Approx(tv).epsilon(1e-13));
+    for (std::size_t i = 0; i < 6; ++i)
+        for (std::size_t j = 0; j < 5; ++j) {
+            const bool inside = i >= 2 && j >= 1;
+            CHECK(ga(i, j) == Approx(inside ? ta(i - 2, j - 1) : 0.0).epsilon(1e-12).margin(1e-14));
+        }
+    CHECK(gb[0] == 0.0);
+    CHECK(gb[5] == 0.0);
+    for (std::size_t k = 0; k < 4; ++k)
+        CHECK(gb[k + 1] == Approx(tb[k]).epsilon(1e-12).margin(1e-14));
+
+    // A matrix that is not square, and a vector of another length.
+    const xt::xtensor<double, 2> wide = grid(3, 4, -1.0, 1.0, 7);
+    const std::vector<double> three(3, 1.0), four(4, 1.0);
+    CHECK_THROWS_AS(nabla::value_and_grad(sum(solve(a, b)), wide, three), nabla::shape_error);
+    CHECK_THROWS_AS(nabla::value_and_grad(sum(solve(a, b)), conditioned(3, 8), four),
+                    nabla::shape_error);
+    CHECK_THROWS_WITH(nabla::value_and_grad(sum(solve(a, b)), wide, three),
+                      Catch::Contains("the matrix is square"));
+    // to_dot shows the solve as a box of its own.
+    CHECK(nabla::to_dot(sum(solve(a, b))).find("solve(x0, x1)") != std::string::npos);
+}

@@ -104,8 +104,9 @@ inline constexpr bool is_reduction_v = false;
 template <class Kind, class B>
 inline constexpr bool is_reduction_v<node<reduce_rule<Kind>, B>> = true;
 
-// Matrix-vector and matrix products as nodes of the graph, over two array leaves
-// (array/products.hpp): opaque to the loops, computed before them and pulled back after them.
+// Matrix-vector and matrix products and the linear solve as nodes of the graph, over two array
+// leaves (array/products.hpp): opaque to the loops, computed before them and pulled back after
+// them.
 struct matvec_rule {
     static constexpr const char* name = "matvec";
     static constexpr std::size_t arity = 2;
@@ -116,12 +117,20 @@ struct matmul_rule {
     static constexpr std::size_t arity = 2;
 };
 
+// x = A^-1 b for a square matrix A and a vector b.
+struct solve_rule {
+    static constexpr const char* name = "solve";
+    static constexpr std::size_t arity = 2;
+};
+
 template <class G>
 inline constexpr bool is_product_v = false;
 template <class A, class X>
 inline constexpr bool is_product_v<node<matvec_rule, A, X>> = true;
 template <class A, class B>
 inline constexpr bool is_product_v<node<matmul_rule, A, B>> = true;
+template <class A, class B>
+inline constexpr bool is_product_v<node<solve_rule, A, B>> = true;
 
 // Whether a graph holds a product anywhere.
 template <class G>
@@ -188,6 +197,15 @@ struct view_of<node<matmul_rule, A, B>, S, S1> {
     using type = node<matmul_rule,
                       typename view_of<A, S, slice<0, 0>>::type,
                       typename view_of<B, slice<0, 0>, S1>::type>;
+};
+
+// Each element of A^-1 b depends on every row of A, so a view of it is no solve of views.
+template <class A, class B, class S, class S1>
+struct view_of<node<solve_rule, A, B>, S, S1> {
+    static_assert(S::begin == 0 && S::trim == 0 && S1::begin == 0 && S1::trim == 0,
+                  "nabla: a view of solve(A, b) is not supported in an array expression; solve "
+                  "into an array first, or use the tape (nabla::mode::arrays).");
+    using type = node<solve_rule, A, B>;
 };
 
 template <class E, class S, class S1>

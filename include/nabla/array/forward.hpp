@@ -151,6 +151,14 @@ constexpr auto tangent_expression(const array_expression<Body>& f) {
     }
 }
 
+// Whether G holds a solve, whose tangent A^-1 (db - dA x) is a solve of an expression.
+template <class G>
+inline constexpr bool holds_solve = false;
+template <class Rule, class... Ops>
+inline constexpr bool holds_solve<node<Rule, Ops...>> = (holds_solve<Ops> || ...);
+template <class A, class B>
+inline constexpr bool holds_solve<node<solve_rule, A, B>> = true;
+
 template <class Body, std::size_t N>
 constexpr bool check_tangent() {
     constexpr bool no_prod = !holds_prod<graph_t<Body>>;
@@ -158,7 +166,12 @@ constexpr bool check_tangent() {
                   "nabla::jvp, hvp and hessian of an array expression do not take a prod (its "
                   "tangent at a zero element needs the product of the others); for positive "
                   "arrays write exp(sum(log(x))).");
-    return no_prod;
+    constexpr bool no_solve = !holds_solve<graph_t<Body>>;
+    static_assert(no_solve,
+                  "nabla::jvp, hvp and hessian of an array expression do not take a solve (its "
+                  "tangent solves again for an expression); use the tape: nabla::jvp(nabla::mode::"
+                  "arrays, f, ...) and nabla::hvp(nabla::mode::arrays, f, ...).");
+    return no_prod && no_solve;
 }
 
 // The gradient of tangent expression tf with respect to its first N arrays (the primals), the

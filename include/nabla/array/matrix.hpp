@@ -103,92 +103,6 @@ var_matrix input_matrix(tape<double>& t, const C& values) {
 
 namespace detail {
 
-// Dot product, y += a x, and y = A x, with nabla's SIMD kernels for doubles and element by
-// element for dual numbers.
-template <class T>
-T dot_of(const T* a, const T* b, std::size_t n) {
-    if constexpr (std::is_same_v<T, double>) {
-        return dot_kernel(a, b, n);
-    } else {
-        T total(0.0);
-        for (std::size_t i = 0; i < n; ++i)
-            total += a[i] * b[i];
-        return total;
-    }
-}
-template <class T>
-void axpy_of(const T& a, const T* x, T* y, std::size_t n) {
-    if constexpr (std::is_same_v<T, double>) {
-        axpy_kernel(a, x, y, n);
-    } else {
-        for (std::size_t i = 0; i < n; ++i)
-            y[i] += a * x[i];
-    }
-}
-
-// The LU factors of an n x n matrix with partial pivoting, P A = L U (L with a unit diagonal
-// below, U on and above it, in one row-major array), and the solves they give.
-template <class T = double>
-struct lu_factors {
-    std::vector<T> lu;
-    std::vector<std::size_t> pivot;  // row k of P A is row pivot[k] of A
-    std::size_t n = 0;
-
-    lu_factors(const T* a, std::size_t size) : lu(a, a + size * size), pivot(size), n(size) {
-        const auto magnitude = [](const T& x) {
-            if constexpr (std::is_same_v<T, double>)
-                return std::abs(x);
-            else
-                return std::abs(x.value);
-        };
-        for (std::size_t k = 0; k < n; ++k)
-            pivot[k] = k;
-        for (std::size_t k = 0; k < n; ++k) {
-            std::size_t best = k;
-            for (std::size_t i = k + 1; i < n; ++i)
-                if (magnitude(lu[i * n + k]) > magnitude(lu[best * n + k]))
-                    best = i;
-            if (best != k) {
-                std::swap_ranges(lu.begin() + static_cast<std::ptrdiff_t>(k * n),
-                                 lu.begin() + static_cast<std::ptrdiff_t>(k * n + n),
-                                 lu.begin() + static_cast<std::ptrdiff_t>(best * n));
-                std::swap(pivot[k], pivot[best]);
-            }
-            const T d = lu[k * n + k];
-            for (std::size_t i = k + 1; i < n; ++i) {
-                const T l = lu[i * n + k] / d;
-                lu[i * n + k] = l;
-                axpy_of<T>(-l, lu.data() + k * n + k + 1, lu.data() + i * n + k + 1, n - k - 1);
-            }
-        }
-    }
-    // x = A^-1 b.
-    std::vector<T> solve(const T* b) const {
-        std::vector<T> x(n);
-        for (std::size_t i = 0; i < n; ++i)
-            x[i] = b[pivot[i]] - dot_of<T>(lu.data() + i * n, x.data(), i);
-        for (std::size_t i = n; i-- > 0;)
-            x[i] = (x[i] - dot_of<T>(lu.data() + i * n + i + 1, x.data() + i + 1, n - i - 1)) /
-                   lu[i * n + i];
-        return x;
-    }
-    // l = A^-T w: U^T z = w, L^T v = z, l = P^T v.
-    std::vector<T> solve_transposed(const T* w) const {
-        std::vector<T> z(w, w + n);
-        for (std::size_t i = 0; i < n; ++i) {
-            z[i] = z[i] / lu[i * n + i];
-            axpy_of<T>(-z[i], lu.data() + i * n + i + 1, z.data() + i + 1, n - i - 1);
-        }
-        for (std::size_t i = n; i-- > 0;)
-            for (std::size_t k = 0; k < i; ++k)
-                z[k] -= lu[i * n + k] * z[i];
-        std::vector<T> l(n);
-        for (std::size_t i = 0; i < n; ++i)
-            l[pivot[i]] = z[i];
-        return l;
-    }
-};
-
 template <class T>
 tape<T>* tape_of(const basic_var_array<T>& a, const basic_var_array<T>& b) {
     return tape_for<T>({{var_array_access::first(a), var_array_access::generation(a)},
@@ -416,7 +330,8 @@ basic_var_array<T> solve(const basic_var_matrix<T>& a, const basic_var_array<T>&
                           "length)");
     using namespace detail;
     const std::size_t n = b.size();
-    auto factors = std::make_shared<const lu_factors<T>>(var_array_access::data(a.elements()), n);
+    auto factors =
+        std::make_shared<const lu_factors<T>>(var_array_access::data(a.elements()), n, n);
     const std::vector<T> solution = factors->solve(var_array_access::data(b));
     std::shared_ptr<T[]> x = take_buffer<T>(n);
     std::copy(solution.begin(), solution.end(), x.get());

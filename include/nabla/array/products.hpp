@@ -17,9 +17,12 @@
 // in cache, so the matrix is read once. The same kernels serve the tape's var_matrix
 // (array/matrix.hpp).
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -434,6 +437,99 @@ void matvec_pullback(const double* a,
     }
 }
 
+// Dot product and y += a x, with nabla's SIMD kernels for doubles and element by element for
+// dual numbers (the tape's arrays of them, array/matrix.hpp).
+template <class T>
+T dot_of(const T* a, const T* b, std::size_t n) {
+    if constexpr (std::is_same_v<T, double>) {
+        return dot_kernel(a, b, n);
+    } else {
+        T total(0.0);
+        for (std::size_t i = 0; i < n; ++i)
+            total += a[i] * b[i];
+        return total;
+    }
+}
+template <class T>
+void axpy_of(const T& a, const T* x, T* y, std::size_t n) {
+    if constexpr (std::is_same_v<T, double>) {
+        axpy_kernel(a, x, y, n);
+    } else {
+        for (std::size_t i = 0; i < n; ++i)
+            y[i] += a * x[i];
+    }
+}
+
+// The LU factors of an n x n matrix with partial pivoting, P A = L U (L with a unit diagonal
+// below, U on and above it, in one row-major array), and the solves they give.
+template <class T = double>
+struct lu_factors {
+    std::vector<T> lu;
+    std::vector<std::size_t> pivot;  // row k of P A is row pivot[k] of A
+    std::size_t n = 0;
+
+    // A's rows `stride` apart.
+    lu_factors(const T* a, std::size_t size, std::size_t stride)
+        : lu(size * size),
+          pivot(size),
+          n(size) {
+        for (std::size_t i = 0; i < n; ++i)
+            std::copy(a + i * stride, a + i * stride + n,
+                      lu.begin() + static_cast<std::ptrdiff_t>(i * n));
+        const auto magnitude = [](const T& x) {
+            if constexpr (std::is_same_v<T, double>)
+                return std::abs(x);
+            else
+                return std::abs(x.value);
+        };
+        for (std::size_t k = 0; k < n; ++k)
+            pivot[k] = k;
+        for (std::size_t k = 0; k < n; ++k) {
+            std::size_t best = k;
+            for (std::size_t i = k + 1; i < n; ++i)
+                if (magnitude(lu[i * n + k]) > magnitude(lu[best * n + k]))
+                    best = i;
+            if (best != k) {
+                std::swap_ranges(lu.begin() + static_cast<std::ptrdiff_t>(k * n),
+                                 lu.begin() + static_cast<std::ptrdiff_t>(k * n + n),
+                                 lu.begin() + static_cast<std::ptrdiff_t>(best * n));
+                std::swap(pivot[k], pivot[best]);
+            }
+            const T d = lu[k * n + k];
+            for (std::size_t i = k + 1; i < n; ++i) {
+                const T l = lu[i * n + k] / d;
+                lu[i * n + k] = l;
+                axpy_of<T>(-l, lu.data() + k * n + k + 1, lu.data() + i * n + k + 1, n - k - 1);
+            }
+        }
+    }
+    // x = A^-1 b.
+    std::vector<T> solve(const T* b) const {
+        std::vector<T> x(n);
+        for (std::size_t i = 0; i < n; ++i)
+            x[i] = b[pivot[i]] - dot_of<T>(lu.data() + i * n, x.data(), i);
+        for (std::size_t i = n; i-- > 0;)
+            x[i] = (x[i] - dot_of<T>(lu.data() + i * n + i + 1, x.data() + i + 1, n - i - 1)) /
+                   lu[i * n + i];
+        return x;
+    }
+    // l = A^-T w: U^T z = w, L^T v = z, l = P^T v.
+    std::vector<T> solve_transposed(const T* w) const {
+        std::vector<T> z(w, w + n);
+        for (std::size_t i = 0; i < n; ++i) {
+            z[i] = z[i] / lu[i * n + i];
+            axpy_of<T>(-z[i], lu.data() + i * n + i + 1, z.data() + i + 1, n - i - 1);
+        }
+        for (std::size_t i = n; i-- > 0;)
+            for (std::size_t k = 0; k < i; ++k)
+                z[k] -= lu[i * n + k] * z[i];
+        std::vector<T> l(n);
+        for (std::size_t i = 0; i < n; ++i)
+            l[pivot[i]] = z[i];
+        return l;
+    }
+};
+
 template <class G>
 struct product_predicate : std::bool_constant<is_product_v<G>> {};
 
@@ -461,13 +557,18 @@ struct substitute<Products, N, node<matmul_rule, A, B>> {
     using type =
         placeholder<array_leaf_code(N + index_of<Products, node<matmul_rule, A, B>>, 0, 0)>;
 };
+template <class Products, std::size_t N, class A, class B>
+struct substitute<Products, N, node<solve_rule, A, B>> {
+    using type = placeholder<array_leaf_code(N + index_of<Products, node<solve_rule, A, B>>, 0, 0)>;
+};
 
-// A product's operands: the matrix A, and x (matvec) or B (matmul).
+// A product's operands: the matrix A, and x (matvec), B (matmul) or b (solve).
 template <class Product>
 struct product_leaves;
 template <class Rule, std::size_t A, std::size_t X>
 struct product_leaves<node<Rule, placeholder<A>, placeholder<X>>> {
     static constexpr bool matrix_product = std::is_same_v<Rule, matmul_rule>;
+    static constexpr bool solves = std::is_same_v<Rule, solve_rule>;
     static constexpr const char* name = Rule::name;
     static constexpr leaf_view matrix = decode_leaf(A);
     static constexpr leaf_view second = decode_leaf(X);
@@ -485,11 +586,13 @@ struct product_operands {
     std::size_t cols;
 };
 
-// The products' values, each in an array of its own, with its shape.
+// The products' values, each in an array of its own, with its shape; a solve's LU factors, for
+// its pullback.
 template <std::size_t K>
 struct product_values {
     std::array<std::vector<double>, K> y;
     std::array<extent, K> shape{};
+    std::array<std::shared_ptr<const lu_factors<double>>, K> factors{};
 };
 
 // An expression's products, and the expression with each read as an extra argument.
@@ -544,10 +647,11 @@ struct product_plan {
             return ((two_d >> (argument % 64)) & 1) != 0;
         };
         constexpr bool matrices = each([&](auto q) { return grid(decltype(q)::matrix.argument); });
-        static_assert(matrices,
-                      "nabla: the matrix A of matvec(A, x) or matmul(A, B) is bound to a "
-                      "one-dimensional array; it takes a two-dimensional one (xt::xtensor<double, "
-                      "2>, nabla::matrix_ref).");
+        static_assert(
+            matrices,
+            "nabla: the matrix A of matvec(A, x), matmul(A, B) or solve(A, b) is bound to a "
+            "one-dimensional array; it takes a two-dimensional one (xt::xtensor<double, "
+            "2>, nabla::matrix_ref).");
         constexpr bool seconds = each([&](auto q) {
             using Q = decltype(q);
             if constexpr (Q::matrix_product)
@@ -556,8 +660,8 @@ struct product_plan {
                 return !grid(Q::second.argument) && Q::second.begin1 == 0 && Q::second.trim1 == 0;
         });
         static_assert(seconds,
-                      "nabla: matvec(A, x) takes a vector x (one-dimensional, viewed on one axis); "
-                      "matmul(A, B) a matrix B (two-dimensional).");
+                      "nabla: matvec(A, x) and solve(A, b) take a vector x or b (one-dimensional, "
+                      "viewed on one axis); matmul(A, B) a matrix B (two-dimensional).");
         return enough && N + K <= 64 && matrices && seconds;
     }();
 
@@ -605,12 +709,19 @@ struct product_plan {
                                   " matrix");
         } else {
             if (b.cols < v.begin + v.trim)
-                throw shape_error("nabla::matvec: a view drops " +
+                throw shape_error(std::string("nabla::") + Q::name + ": a view drops " +
                                   std::to_string(v.begin + v.trim) + " elements of a vector of " +
                                   std::to_string(b.cols) + " (argument " +
                                   std::to_string(v.argument) + ")");
             p.b = b.data + v.begin;
             const std::size_t length = b.cols - v.begin - v.trim;
+            if constexpr (Q::solves) {
+                if (p.rows != p.inner || length != p.rows)
+                    throw shape_error("nabla::solve: a " + std::to_string(p.rows) + " x " +
+                                      std::to_string(p.inner) + " matrix and a vector of " +
+                                      std::to_string(length) +
+                                      " elements (the matrix is square, of the vector's length)");
+            }
             if (length != p.inner)
                 throw shape_error("nabla::matvec: a " + std::to_string(p.rows) + " x " +
                                   std::to_string(p.inner) + " matrix times a vector of " +
@@ -632,6 +743,11 @@ struct product_plan {
                         out.shape[J] = {p.rows, p.cols};
                         gemm_kernel<false>(p.rows, p.inner, p.cols, p.a, p.a_stride, 1, p.b,
                                            p.b_stride, 1, y.data(), p.cols);
+                    } else if constexpr (leaves<J>::solves) {
+                        out.shape[J] = {1, p.rows};
+                        out.factors[J] =
+                            std::make_shared<const lu_factors<double>>(p.a, p.rows, p.a_stride);
+                        y = out.factors[J]->solve(p.b);
                     } else {
                         out.shape[J] = {1, p.rows};
                         gemv_kernel(p.a, p.a_stride, p.b, p.rows, p.inner, y.data());
@@ -659,6 +775,7 @@ struct product_plan {
     // (stored where a product's operand is the whole argument, else zeroed first).
     template <std::uint64_t Constants>
     static void pull_back(const std::array<argument_layout, N>& layouts,
+                          const product_values<K>& values,
                           const std::array<std::vector<double>, K>& dy,
                           const std::array<double*, N>& gradients,
                           std::array<bool, N>& written) {
@@ -716,6 +833,21 @@ struct product_plan {
                                 gemm_kernel<false>(p.inner, p.rows, p.cols, p.a, 1, p.a_stride, d,
                                                    p.cols, 1, db, b_cols);
                         }
+                    } else if constexpr (Q::solves) {
+                        // l = A^-T dy: db += l, dA -= l x^T.
+                        const std::vector<double> l = values.factors[J]->solve_transposed(d);
+                        const std::vector<double>& x = values.y[J];
+                        if (da != nullptr)
+                            for (std::size_t i = 0; i < p.rows; ++i) {
+                                double* row = da + i * a_cols;
+                                if (!add_a)
+                                    std::fill(row, row + p.inner, 0.0);
+                                axpy_kernel(-l[i], x.data(), row, p.inner);
+                            }
+                        double* const db = target(Q::second, false, false).first;
+                        if (db != nullptr)
+                            for (std::size_t i = 0; i < p.rows; ++i)
+                                db[i] += l[i];
                     } else {
                         // dA = dy x^T, dx += A^T dy (the rows' shares are added up: x's gradient
                         // is zeroed first where nothing else wrote it).
@@ -787,7 +919,7 @@ double product_reverse(const array_expression<Body>& f,
             return run(g, all, args..., Q::template argument<J>(y)...);
         }
         (std::make_index_sequence<Q::K>{});
-        Q::template pull_back<Constants>(layouts, dy, gradients, written);
+        Q::template pull_back<Constants>(layouts, y, dy, gradients, written);
         return value;
     }
 }
@@ -818,7 +950,7 @@ constexpr bool row_fusable() {
     using Q = product_plan<Body, Args...>;
     if constexpr (!Q::checked || Q::K != 1) {
         return false;
-    } else if constexpr (Q::template leaves<0>::matrix_product) {
+    } else if constexpr (Q::template leaves<0>::matrix_product || Q::template leaves<0>::solves) {
         return false;
     } else {
         using P = product_gradient_plan<Constants, Value, Body, Args...>;
@@ -1018,6 +1150,20 @@ constexpr auto matmul(const A& a, const B&) {
                   "bound to matrices (either may be a view); compute other operands into arrays "
                   "first, or use the tape (nabla::mode::arrays).");
     return detail::product_node<detail::matmul_rule, A, B>(a);
+}
+
+// A^-1 b for array variables A bound to a square matrix (two-dimensional; whole or a view) and b
+// to a vector: an opaque node, as matvec, computed by an LU factorisation with partial pivoting
+// before the loops; its pullback (l = A^-T dx, db += l, dA -= l x^T) uses the same factors. The
+// tape's var_matrix has its own solve (array/matrix.hpp).
+template <class A, class B>
+requires detail::ArrayExpression<A> && detail::ArrayExpression<B>
+constexpr auto solve(const A& a, const B&) {
+    static_assert(detail::leaf_operands<A, B>,
+                  "nabla::solve(A, b) in an array expression takes two array variables, a square "
+                  "matrix and a vector (either may be a view); compute other operands into arrays "
+                  "first, or use the tape (nabla::mode::arrays).");
+    return detail::product_node<detail::solve_rule, A, B>(a);
 }
 
 }  // namespace nabla
