@@ -430,6 +430,42 @@ void bench_threads(std::size_t n) {
     two_ways("threads: element-wise chain, value and gradient", chain, gx, gy);
     two_ways("threads: extended Rosenbrock, value and gradient", rosenbrock, gx, gy);
     two_ways("threads: log-sum-exp, value and gradient", lse, gx, gy);
+
+    // A grid: the heat step's adjoint (its fused gradient loop in chunks of rows) on a square of
+    // about n elements.
+    const auto side = static_cast<std::size_t>(std::sqrt(static_cast<double>(n)));
+    const auto [u] = nabla::array_variables<1>();
+    const auto inner = nabla::range<1, -1>;
+    const auto step = 0.2 * u(inner, inner) + 0.2 * ((u(nabla::upto<-2>, inner) +
+                                                      u(nabla::from<2>, inner)) +
+                                                     (u(inner, nabla::upto<-2>) +
+                                                      u(inner, nabla::from<2>)));
+    xt::xtensor<double, 2> field(std::array<std::size_t, 2>{side, side});
+    const auto values = uniform(side * side, 0.0, 1.0, 11);
+    std::copy(values.begin(), values.end(), field.data());
+    xt::xtensor<double, 2> w(std::array<std::size_t, 2>{side - 2, side - 2});
+    const auto cot = uniform((side - 2) * (side - 2), -1.0, 1.0, 12);
+    std::copy(cot.begin(), cot.end(), w.data());
+    xt::xtensor<double, 2> g = field;
+    std::vector<contender> c{{"nabla, 1 thread"}, {"nabla, 2 threads"}};
+    race(
+        c, calls_for(side * side), rounds,
+        [&](long) {
+            nabla::set_array_threads(1);
+            nabla::apply_vjp_into(step, std::tie(g), w, field);
+            keep(g(side / 2, side / 2));
+        },
+        [&](long) {
+            nabla::set_array_threads(2);
+            nabla::apply_vjp_into(step, std::tie(g), w, field);
+            keep(g(side / 2, side / 2));
+        });
+    nabla::set_array_threads(1);
+    char name[96];
+    std::snprintf(name, sizeof name, "threads: heat step adjoint, %zu x %zu", side, side);
+    report(name, c);
+    std::printf("  speed-up on 2 threads: %.2fx\n", c[0].best_ns / c[1].best_ns);
+    nabla_bench::record(name, "nabla", "speed-up on 2 threads", c[0].best_ns / c[1].best_ns);
 }
 
 // The dense layer loss sum(tanh(W x + b)^2) for an n x n W: its matrix-vector product alone (the

@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 #include <xtensor/xtensor.hpp>
+#include <xtensor/xview.hpp>
 
 #include <cmath>
 #include <cstddef>
@@ -332,4 +333,48 @@ TEST_CASE("misuse of the array transformations of second order is reported",
                     nabla::shape_error);
     CHECK_THROWS_AS(nabla::hvp(nabla::mode::arrays, lse, std::tie(x), std::tie(short_direction)),
                     nabla::shape_error);
+}
+
+TEST_CASE("directions must be shaped like their arrays: strided views and other shapes are refused",
+          "[array][tape][second]") {
+    const std::vector<double> x{1.0, 2.0, 3.0};
+    const xt::xtensor<double, 1> big{1.0, 0.0, 10.0, 0.0, 100.0, 0.0};
+    const auto strided = xt::view(big, xt::range(0, 6, 2));
+    const auto f = [](const auto& a) { return sum(a * a); };
+    CHECK_THROWS_AS(nabla::jvp(nabla::mode::arrays, f, std::tie(x), std::tie(strided)),
+                    nabla::shape_error);
+    const xt::xtensor<double, 2> m = nabla_test::grid(2, 3, -1.0, 1.0, 20);
+    const xt::xtensor<double, 2> transposed = nabla_test::grid(3, 2, -1.0, 1.0, 21);
+    const std::vector<double> flat(6, 1.0);
+    const auto g = [](const auto& a) { return sum(a * a); };
+    CHECK_THROWS_AS(nabla::hvp(nabla::mode::arrays, g, std::tie(m), std::tie(transposed)),
+                    nabla::shape_error);
+    CHECK_THROWS_AS(nabla::hvp(nabla::mode::arrays, g, std::tie(m), std::tie(flat)),
+                    nabla::shape_error);
+}
+
+TEST_CASE("containers of doubles are constants in dot, matvec, solve and matrix arithmetic",
+          "[array][tape]") {
+    const std::vector<double> w{0.5, -1.0, 2.0};
+    const xt::xtensor<double, 2> a{{3.0, 0.5, 0.0}, {0.0, 2.0, 1.0}, {1.0, 0.0, 4.0}};
+    nabla::tape<> t;
+    auto recording = t.record();
+    const nabla::var_array x = nabla::input_array(t, std::vector<double>{1.0, 2.0, 3.0});
+    const nabla::var_matrix m = nabla::input_matrix(t, a);
+    const nabla::var total =
+        dot(x, w) + dot(w, x) + sum(matvec(m, w)) + sum(solve(m, w)) + sum(m + w) + sum(w * m);
+    t.gradient(total);
+    const std::vector<double> gx = nabla::adjoints(t, x);
+    // d/dx: w + w.
+    for (std::size_t i = 0; i < 3; ++i)
+        CHECK(gx[i] == Approx(2.0 * w[i]));
+    // The value, by loops: dot twice, A w, A^-1 w (on the tape alone), A + w and w * A by rows.
+    double expected = 2.0 * (0.5 - 2.0 + 6.0);
+    for (std::size_t i = 0; i < 3; ++i)
+        for (std::size_t j = 0; j < 3; ++j)
+            expected += a(i, j) * w[j] + (a(i, j) + w[j]) + w[j] * a(i, j);
+    const auto z = nabla::value_and_grad(
+        nabla::mode::arrays, [](const auto& mm, const auto& r) { return sum(solve(mm, r)); }, a, w);
+    expected += z.value;
+    CHECK(total.value == Approx(expected).epsilon(1e-14));
 }

@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <thread>
@@ -43,6 +44,15 @@ void check_same(const R& a, const R& b) {
     }
     (std::make_index_sequence<std::tuple_size_v<decltype(a.gradient)>>{});
     CHECK(same);
+}
+
+// The largest absolute difference between two arrays of the same length.
+template <class A, class B>
+double largest_difference(const A& a, const B& b) {
+    double d = 0.0;
+    for (std::size_t k = 0; k < b.size(); ++k)
+        d = std::max(d, std::abs(a[k] - b[k]));
+    return d;
 }
 
 // One chunk, two (on one thread: too few to split), four and five (split), and nine (a reverse
@@ -127,6 +137,116 @@ TEST_CASE("grids split by rows over threads give the same results", "[array][thr
     const auto many = nabla::value_and_grad(energy, grid);
     CHECK(many.value == single.value);
     CHECK(std::get<0>(many.gradient) == std::get<0>(single.gradient));
+}
+
+namespace {
+
+// A stencil's gradients on a grid with enough rows for several chunks, with 1, 2 and 3 threads,
+// against loops: sum(square(stencil - mean(u))) (a scalar leaf in the loop), logsumexp(stencil)
+// (a prepass for the maximum), and the pullback of the stencil itself. Right: whether the stencil
+// reads the right neighbour, whose column offset of two is a batch of the x86-64 baseline's two
+// lanes (the gradient then runs as a reverse loop, not fused).
+template <bool Right>
+void check_grid_threads() {
+    const auto [u] = nabla::array_variables<1>();
+    using nabla::range;
+    const auto inner = range<1, -1>;
+    const auto stencil = [&] {
+        const auto around = u(range<0, -2>, inner) + u(range<2, 0>, inner) + u(inner, range<0, -2>);
+        if constexpr (Right)
+            return u(inner, inner) + 0.2 * (around + u(inner, range<2, 0>) - 4.0 * u(inner, inner));
+        else
+            return u(inner, inner) + 0.2 * (around - 3.0 * u(inner, inner));
+    }();
+    // Interior widths around the lanes, and enough rows for several chunks and a remainder that
+    // is no whole pass.
+    for (const std::size_t cols : {std::size_t{131}, 2 * W + 5}) {
+        const std::size_t rows = 5 * chunk / (cols - 2) + 7;
+        INFO(rows << " x " << cols);
+        const std::vector<double> values = nabla_test::sample(rows * cols, -1.0, 1.0, 5);
+        const nabla::matrix_ref<const double> grid(values.data(), rows, cols, cols);
+        const auto at = [&](std::size_t i, std::size_t j) { return values[i * cols + j]; };
+        const std::size_t m = rows - 2, n = cols - 2;
+        // The stencil's values, and its pullback of w by loops.
+        std::vector<double> s(m * n);
+        double average = 0.0;
+        for (const double v : values)
+            average += v;
+        average /= static_cast<double>(values.size());
+        for (std::size_t i = 1; i + 1 < rows; ++i)
+            for (std::size_t j = 1; j + 1 < cols; ++j)
+                s[(i - 1) * n + j - 1] =
+                    at(i, j) + 0.2 * (at(i - 1, j) + at(i + 1, j) + at(i, j - 1) +
+                                      (Right ? at(i, j + 1) - 4.0 * at(i, j) : -3.0 * at(i, j)));
+        const auto pullback = [&](const std::vector<double>& w) {
+            std::vector<double> g(rows * cols, 0.0);
+            for (std::size_t i = 1; i + 1 < rows; ++i)
+                for (std::size_t j = 1; j + 1 < cols; ++j) {
+                    const double a = w[(i - 1) * n + j - 1];
+                    g[i * cols + j] += (Right ? 0.2 : 0.4) * a;
+                    g[(i - 1) * cols + j] += 0.2 * a;
+                    g[(i + 1) * cols + j] += 0.2 * a;
+                    g[i * cols + j - 1] += 0.2 * a;
+                    if (Right)
+                        g[i * cols + j + 1] += 0.2 * a;
+                }
+            return g;
+        };
+
+        // sum(square(stencil - mean(u))): a scalar leaf in the loop; logsumexp(stencil): a
+        // prepass for the maximum.
+        const auto centred = sum(square(stencil - mean(u)));
+        const auto soft = logsumexp(stencil);
+        std::vector<double> w(m * n);
+        double total = 0.0;
+        for (std::size_t k = 0; k < m * n; ++k) {
+            w[k] = 2.0 * (s[k] - average);
+            total += w[k];
+        }
+        std::vector<double> want = pullback(w);
+        for (double& g : want)
+            g -= total / static_cast<double>(values.size());
+        const double top = *std::max_element(s.begin(), s.end());
+        double sum_exp = 0.0;
+        for (const double e : s)
+            sum_exp += std::exp(e - top);
+        for (std::size_t k = 0; k < m * n; ++k)
+            w[k] = std::exp(s[k] - top) / sum_exp;
+        const std::vector<double> want_soft = pullback(w);
+
+        const auto one = value_and_grad_with(1, centred, grid);
+        const auto one_soft = value_and_grad_with(1, soft, grid);
+        for (const std::size_t threads : {std::size_t{2}, std::size_t{3}}) {
+            check_same(value_and_grad_with(threads, centred, grid), one);
+            check_same(value_and_grad_with(threads, soft, grid), one_soft);
+        }
+        const std::vector<double>& g = std::get<0>(one.gradient);
+        const std::vector<double>& g_soft = std::get<0>(one_soft.gradient);
+        REQUIRE(g.size() == want.size());
+        CHECK(one_soft.value == Approx(top + std::log(sum_exp)).epsilon(1e-12));
+        CHECK(largest_difference(g, want) < 1e-12);
+        CHECK(largest_difference(g_soft, want_soft) < 1e-15);
+
+        // The pullback of the array-valued stencil (the heat adjoint).
+        const std::vector<double> cot = nabla_test::sample(m * n, -1.0, 1.0, 6);
+        const nabla::matrix_ref<const double> cotangent(cot.data(), m, n, n);
+        const auto vjp_with = [&](std::size_t threads) {
+            threads_for scope(threads);
+            return nabla::apply_vjp(stencil, cotangent, grid);
+        };
+        const auto pulled = vjp_with(1);
+        CHECK(vjp_with(3) == pulled);
+        CHECK(largest_difference(pulled, pullback(cot)) < 1e-14);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("a grid's gradient loops split by rows over threads: the same results, right against "
+          "loops",
+          "[array][threads]") {
+    check_grid_threads<true>();
+    check_grid_threads<false>();
 }
 
 TEST_CASE("a chunked loop leaves the arrays it does not read alone, empty ones included",

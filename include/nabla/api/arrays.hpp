@@ -298,10 +298,26 @@ template <class D, class Primals, class Directions>
 auto dual_arguments(tape<D>* t, const Primals& primals, const Directions& directions) {
     return [&]<std::size_t... I>(std::index_sequence<I...>) {
         const auto one = [t](const auto& a, const auto& v, std::size_t k) {
-            if (static_cast<std::size_t>(v.size()) != static_cast<std::size_t>(a.size()))
-                throw shape_error("nabla: direction " + std::to_string(k) + " has " +
-                                  std::to_string(v.size()) + " elements, its array " +
-                                  std::to_string(a.size()));
+            using A = std::remove_cvref_t<decltype(a)>;
+            using V = std::remove_cvref_t<decltype(v)>;
+            const auto mismatch = [&] {
+                throw shape_error("nabla: direction " + std::to_string(k) +
+                                  " is not shaped like its array (" + std::to_string(v.size()) +
+                                  " elements against " + std::to_string(a.size()) + ")");
+            };
+            if constexpr (MatrixArgument<A>) {
+                if constexpr (!MatrixArgument<V>) {
+                    mismatch();
+                } else if (var_matrix::shape_of(v, 0) != var_matrix::shape_of(a, 0) ||
+                           var_matrix::shape_of(v, 1) != var_matrix::shape_of(a, 1)) {
+                    mismatch();
+                }
+            } else {
+                check_array_argument(v, k);
+                if (MatrixArgument<V> ||
+                    static_cast<std::size_t>(v.size()) != static_cast<std::size_t>(a.size()))
+                    mismatch();
+            }
             const double* const dv = first_element(v);
             return dual_argument<D>(t, a, k, [dv](std::size_t i, D& d) { d.tangent[0] = dv[i]; });
         };

@@ -126,8 +126,10 @@ private:
 // The element types of arrays on the tape: double, with SIMD loops, or a dual number over double
 // (nabla::dual<double, N>), whose loops are element by element.
 template <class T>
-concept ArrayElement = std::is_same_v<T, double> ||
-    (DualLike<T>&& requires { requires std::is_same_v<typename T::value_type, double>; });
+concept ArrayElement = std::is_same_v<T, double> ||(DualLike<T>&& requires {
+    requires std::is_same_v<typename T::value_type, double>;
+    std::tuple_size<decltype(T::tangent)>::value;  // a fixed number of directions
+});
 
 // A buffer of n elements from the thread's pool of T.
 template <class T>
@@ -1039,7 +1041,11 @@ NABLA_VAR_ARRAY_REDUCTION(norm, norm_kind)
 NABLA_VAR_ARRAY_REDUCTION(logsumexp, logsumexp_kind)
 #undef NABLA_VAR_ARRAY_REDUCTION
 template <class T>
-active<T> dot(const basic_var_array<T>& a, const basic_var_array<T>& b) {
+active<T> dot(const basic_var_array<T>& a, const std::type_identity_t<basic_var_array<T>>& b) {
+    return sum(a * b);
+}
+template <class T, detail::ArrayArgument C>
+active<T> dot(const C& a, const basic_var_array<T>& b) {
     return sum(a * b);
 }
 

@@ -1184,6 +1184,14 @@ public:
     // Two rows per pass; four where the element expression is small enough that four rows of
     // adjoints stay in registers.
     static constexpr std::size_t rows_per_pass = leaf_count <= 6 && S::size <= 16 ? 4 : 2;
+    // Whether the loop can run in chunks of rows (fused_grid_group): each gradient row is reached
+    // by at most two passes, so chunks two passes apart write no row in common.
+    static constexpr bool chunkable = [] {
+        for (std::size_t k = 0; k < leaf_count; ++k)
+            if (plan[k].gradient && plan[k].last_row - plan[k].first_row > rows_per_pass)
+                return false;
+        return true;
+    }();
 
     grid_loop(Run& run, extent e)
         : run_(run),
@@ -1194,7 +1202,15 @@ public:
           scalar_results_(run.template result_lanes<double>()) {}
 
     void operator()() {
-        // Rows no pass stores: above the last row begin, and below the last row plus it.
+        zero_unreached();
+        prepare(first_value());
+        rows(0, e_.rows, false);
+        finish();
+    }
+
+    // Zeroes the gradient rows no pass stores: above the last row begin, and below the last row
+    // plus it.
+    void zero_unreached() {
         each_index<leaf_count>([&]<std::size_t k>(
                                    std::integral_constant<std::size_t, k>) NABLA_INLINE_LAMBDA {
             if constexpr (plan[k].gradient && plan[k].leader == k) {
@@ -1205,16 +1221,51 @@ public:
                 std::fill(g + (plan[k].last_row + e_.rows) * c, g + run_.rows[v.argument] * c, 0.0);
             }
         });
+    }
+    // The prepass's value over the whole loop (logsumexp's maximum), 0 without one.
+    double first_value() {
         if constexpr (requires { typename kind::prepass; })
-            pre_ = prepass<P, J, typename kind::prepass>(run_);
+            return prepass<P, J, typename kind::prepass>(run_);
+        else
+            return 0.0;
+    }
+    void prepare(double pre) {
+        pre_ = pre;
         states_.fill(fused_initial<kind, L>(pre_));
         tail_ = fused_initial<kind, double>(pre_);
-        std::size_t r = 0;
-        for (; r + rows_per_pass <= e_.rows; r += rows_per_pass)
+    }
+    // Element rows begin .. end - 1, U at a time; with `store_top`, the first pass also stores
+    // the rows above its own, which the pass before it (a chunk's boundary) adds to later.
+    void rows(std::size_t begin, std::size_t end, bool store_top) {
+        std::size_t r = begin;
+        if (store_top && r + rows_per_pass <= end) {
+            pass<rows_per_pass, true, false>(r);
+            r += rows_per_pass;
+        }
+        for (; r + rows_per_pass <= end; r += rows_per_pass)
             pass<rows_per_pass>(r);
-        for (; r < e_.rows; ++r)
+        for (; r < end; ++r)
             pass<1>(r);
         run_.row = 0;
+    }
+    // The first pass of a chunk, run after the chunks: it adds to the rows below its own, which
+    // the chunk's next pass stored.
+    void boundary() {
+        pass<rows_per_pass, false, true>(0);
+        run_.row = 0;
+    }
+    // The state and the scalar leaves' adjoints of another part of the loop, after this one's.
+    void absorb(grid_loop& part) {
+        for (std::size_t k = 0; k <= leaf_count; ++k) {
+            scalar_adjoint_[k] += part.scalar_adjoint_[k];
+            tail_adjoint_[k] += part.tail_adjoint_[k];
+        }
+        auto theirs = fold_states<W>(part.states_);
+        theirs.merge(part.tail_);
+        tail_.merge(theirs);
+    }
+    // The scalar leaves' adjoints and the reduction's state and result, into the run.
+    void finish() {
         each_index<leaf_count>([&]<std::size_t k>(std::integral_constant<std::size_t, k>)
                                    NABLA_INLINE_LAMBDA {
                                        if constexpr (!is_array_leaf_code(E::codes[k]))
@@ -1274,20 +1325,27 @@ private:
             });
     }
 
+    // Whether a pass of U rows stores gradient row d of leader k (counted from its first row
+    // there), or adds to it: it stores the rows it reaches first; with StoreTop the rows above
+    // those too, with AddBottom not those below its own U (see rows and boundary).
+    template <std::size_t k, std::size_t U, bool StoreTop, bool AddBottom>
+    static constexpr bool stores(std::size_t d) {
+        return (plan[k].first_row + d >= plan[k].last_row || StoreTop) && !(AddBottom && d >= U);
+    }
+
     // Rows r .. r + U - 1.
-    template <std::size_t U>
+    template <std::size_t U, bool StoreTop = false, bool AddBottom = false>
     void pass(std::size_t r) {
         const std::size_t n = e_.cols;
         // The gradient rows this pass stores; their heads zeroed.
-        each_index<leaf_count>(
-            [&]<std::size_t k>(std::integral_constant<std::size_t, k>) NABLA_INLINE_LAMBDA {
-                if constexpr (plan[k].gradient && plan[k].leader == k) {
-                    for (std::size_t u = 0; u < U; ++u) {
-                        double* g = gradient_row<k>(r + u + plan[k].last_row);
-                        zero_few(g, plan[k].first_column);
-                    }
-                }
-            });
+        each_index<leaf_count>([&]<std::size_t k>(
+                                   std::integral_constant<std::size_t, k>) NABLA_INLINE_LAMBDA {
+            if constexpr (plan[k].gradient && plan[k].leader == k) {
+                for (std::size_t d = 0; d < plan[k].last_row - plan[k].first_row + U; ++d)
+                    if (stores<k, U, StoreTop, AddBottom>(d))
+                        zero_few(gradient_row<k>(r + plan[k].first_row + d), plan[k].first_column);
+            }
+        });
         std::array<row_pointers<E>, U> at{};
         for (std::size_t u = 0; u < U; ++u) {
             run_.row = r + u;
@@ -1332,7 +1390,7 @@ private:
                                     if constexpr (G::template sources<k, d, U>.second > 0) {
                                         const L block = gathered_block<G, k, d, U>(moved);
                                         double* g = target[k][d] + i;
-                                        if constexpr (plan[k].first_row + d >= plan[k].last_row)
+                                        if constexpr (stores<k, U, StoreTop, AddBottom>(d))
                                             store_lanes(g, block);
                                         else
                                             store_lanes(g, load<L>(g) + block);
@@ -1347,11 +1405,11 @@ private:
             [&]<std::size_t k>(std::integral_constant<std::size_t, k>) NABLA_INLINE_LAMBDA {
                 if constexpr (plan[k].gradient && plan[k].leader == k) {
                     constexpr leaf_view v = decode_leaf(E::codes[k]);
-                    for (std::size_t u = 0; u < U; ++u) {
-                        double* g = gradient_row<k>(r + u + plan[k].last_row);
-                        zero_few(g + plan[k].first_column + i,
-                                 run_.cols[v.argument] - plan[k].first_column - i);
-                    }
+                    for (std::size_t d = 0; d < plan[k].last_row - plan[k].first_row + U; ++d)
+                        if (stores<k, U, StoreTop, AddBottom>(d))
+                            zero_few(gradient_row<k>(r + plan[k].first_row + d) +
+                                         plan[k].first_column + i,
+                                     run_.cols[v.argument] - plan[k].first_column - i);
                 }
             });
         // (Each index of `previous` a constant, so that it can live in registers.)
@@ -1395,9 +1453,51 @@ private:
     std::array<double, leaf_count + 1> tail_adjoint_{};
 };
 
+// A grid's fused gradient loop. Over more than chunk_size elements it runs in chunks of whole
+// rows, on threads if asked: each chunk but the first leaves its first pass, and starts with a
+// pass that stores the rows above its own too; those first passes run after the chunks, adding
+// to the rows both sides stored. Every gradient row is reached by at most two passes (else it
+// runs in one piece), so chunks write no row in common, and each row is stored once and added to
+// once whatever the order: the result is the same with any number of threads.
 template <class P, std::size_t J, class Run>
 void fused_grid_group(Run& run, extent e) {
-    grid_loop<P, J, Run>{run, e}();
+    using G = grid_loop<P, J, Run>;
+    using E = typename P::template body<J>;
+    constexpr std::size_t U = G::rows_per_pass;
+    chunking cut(e);
+    if constexpr (G::chunkable) {
+        // Whole passes per chunk, at least two; the last chunk takes the rows left over.
+        cut.rows_each = std::max(2 * U, chunk_size / std::max<std::size_t>(1, e.cols) / U * U);
+        cut.count = e.size() > chunk_size ? std::max<std::size_t>(1, e.rows / cut.rows_each) : 1;
+    } else {
+        cut.count = 1;
+    }
+    G whole{run, e};
+    if (cut.count == 1) {
+        whole();
+        return;
+    }
+    whole.zero_unreached();
+    const double pre = whole.first_value();
+    whole.prepare(pre);
+    std::vector<Run> runs;
+    runs.reserve(cut.count);
+    std::vector<G> parts;
+    parts.reserve(cut.count);
+    for (std::size_t c = 0; c < cut.count; ++c) {
+        runs.push_back(chunk_run<P, E>(run, cut, c));
+        const std::size_t rows = c + 1 < cut.count ? cut.rows_each : e.rows - cut.first_row(c);
+        parts.emplace_back(runs.back(), extent{rows, e.cols});
+        parts.back().prepare(pre);
+    }
+    for_each_chunk(cut.count, [&](std::size_t c) {
+        parts[c].rows(c == 0 ? 0 : U, c + 1 < cut.count ? cut.rows_each : e.rows - cut.first_row(c),
+                      c > 0);
+    });
+    for_each_chunk(cut.count - 1, [&](std::size_t c) { parts[c + 1].boundary(); });
+    for (G& part : parts)
+        whole.absorb(part);
+    whole.finish();
 }
 
 // The fused groups' gradients, scaled once their reductions' adjoints are known.
@@ -1658,17 +1758,41 @@ std::array<double, P::count + 1> reverse_range(Run& run, extent e, std::size_t c
     return tail_adjoints;
 }
 
-// One-dimensional reverse loops over more than chunk_size elements run in chunks: the even ones,
-// then the odd ones, so that chunks running at once never add into the same gradient elements
-// (views of one array reach at most 4095 elements past a chunk); the scalar leaves' adjoints are
-// summed in chunk order. Grids run in one piece.
+// The rows a grid's reverse loop writes a gradient row from, at most, besides its own: the
+// spread of its gradient leaves' row offsets; offset_limit where a one-dimensional argument takes
+// a gradient (every row adds into it).
+template <class P, std::size_t Group>
+inline constexpr std::size_t row_spread = [] {
+    constexpr auto members = group_members<P, Group>;
+    const auto& [codes, sizes] = P::leaf_codes;
+    std::size_t low = offset_limit, high = 0;
+    for (std::size_t m = 0; m < members.second; ++m) {
+        const std::size_t j = members.first[m];
+        for (std::size_t k = 0; k < sizes[j]; ++k) {
+            if (!takes_gradient<P>(codes[j][k]))
+                continue;
+            const leaf_view v = decode_leaf(codes[j][k]);
+            if (!P::two_d(v.argument))
+                return offset_limit;
+            low = std::min(low, v.begin);
+            high = std::max(high, v.begin);
+        }
+    }
+    return high >= low ? high - low : 0;
+}();
+
+// Reverse loops over more than chunk_size elements run in chunks: the even ones, then the odd
+// ones, so that chunks running at once never add into the same gradient elements (views of one
+// array reach at most 4095 elements past a chunk of one row; a grid's chunks are whole rows, more
+// than its views' rows apart, else it runs in one piece); the scalar leaves' adjoints are summed
+// in chunk order.
 template <class P, std::size_t Group, class Run>
 void reverse_group(Run& run) {
     constexpr auto members = group_members<P, Group>;
     const extent e = run.shape[members.first[0]];
     const chunking cut(e);
     std::array<double, P::count + 1> adjoints{};
-    if (e.rows > 1 || cut.count == 1) {
+    if (cut.count == 1 || (e.rows > 1 && cut.rows_each <= row_spread<P, Group>)) {
         adjoints = reverse_range<P, Group>(run, e, e.size());
     } else {
         std::vector<std::array<double, P::count + 1>> parts(cut.count);

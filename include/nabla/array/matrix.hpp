@@ -76,8 +76,12 @@ public:
             throw shape_error("nabla: a matrix is made of a two-dimensional array; this one has " +
                               std::to_string(values.dimension()) + " dimensions");
         if constexpr (requires { values.strides(); }) {
-            if (values.size() > 1 && values.strides()[1] != 1 &&
-                !(values.shape()[1] == 1 && values.strides()[0] == 1))
+            const bool rows_apart = values.shape()[0] > 1 && values.shape()[1] > 0 &&
+                                    static_cast<std::size_t>(values.strides()[0]) !=
+                                        static_cast<std::size_t>(values.shape()[1]);
+            if ((values.size() > 1 && values.strides()[1] != 1 &&
+                 !(values.shape()[1] == 1 && values.strides()[0] == 1)) ||
+                rows_apart)
                 throw shape_error("nabla: a matrix is made of a row-major contiguous array");
         }
         return static_cast<std::size_t>(values.shape()[axis]);
@@ -169,7 +173,8 @@ concept MatrixScalarFor = std::is_arithmetic_v<S> || std::is_same_v<S, active<T>
 }  // namespace detail
 
 // Element-wise arithmetic on matrices, with a matrix of the same shape, a number, a variable, or
-// a vector of cols() elements broadcast along the rows (numpy's rules for shapes (m, n) and (n,)).
+// a vector of cols() elements broadcast along the rows (numpy's rules for shapes (m, n) and (n,);
+// the vector may be a container of doubles, a constant).
 // A constant matrix in a generic function is made with the argument's own type, so that it
 // follows it onto dual numbers: using M = std::remove_cvref_t<decltype(m)>; m + M(a).
 #define NABLA_VAR_MATRIX_OPERATOR(op)                                                              \
@@ -179,11 +184,13 @@ concept MatrixScalarFor = std::is_arithmetic_v<S> || std::is_same_v<S, active<T>
         return {a.elements() op b.elements(), a.rows(), a.cols()};                                 \
     }                                                                                              \
     template <class T>                                                                             \
-    basic_var_matrix<T> operator op(const basic_var_matrix<T>& a, const basic_var_array<T>& x) {   \
+    basic_var_matrix<T> operator op(const basic_var_matrix<T>& a,                                  \
+                                    const std::type_identity_t<basic_var_array<T>>& x) {           \
         return {a.elements() op detail::along_rows(a, x), a.rows(), a.cols()};                     \
     }                                                                                              \
     template <class T>                                                                             \
-    basic_var_matrix<T> operator op(const basic_var_array<T>& x, const basic_var_matrix<T>& a) {   \
+    basic_var_matrix<T> operator op(const std::type_identity_t<basic_var_array<T>>& x,             \
+                                    const basic_var_matrix<T>& a) {                                \
         return {detail::along_rows(a, x) op a.elements(), a.rows(), a.cols()};                     \
     }                                                                                              \
     template <class T, detail::MatrixScalarFor<T> S>                                               \
@@ -231,8 +238,10 @@ NABLA_VAR_MATRIX_REDUCTION(logsumexp)
 #undef NABLA_VAR_MATRIX_REDUCTION
 
 // y = A x.
+// (The vector may be a container of doubles, a constant, as in solve.)
 template <class T>
-basic_var_array<T> matvec(const basic_var_matrix<T>& a, const basic_var_array<T>& x) {
+basic_var_array<T> matvec(const basic_var_matrix<T>& a,
+                          const std::type_identity_t<basic_var_array<T>>& x) {
     if (a.cols() != x.size())
         throw shape_error("nabla::matvec: a " + std::to_string(a.rows()) + " x " +
                           std::to_string(a.cols()) + " matrix times a vector of " +
@@ -321,7 +330,8 @@ basic_var_matrix<T> matmul(const basic_var_matrix<T>& a, const basic_var_matrix<
 
 // x = A^-1 b for a square A.
 template <class T>
-basic_var_array<T> solve(const basic_var_matrix<T>& a, const basic_var_array<T>& b) {
+basic_var_array<T> solve(const basic_var_matrix<T>& a,
+                         const std::type_identity_t<basic_var_array<T>>& b) {
     if (a.rows() != a.cols() || a.rows() != b.size())
         throw shape_error("nabla::solve: a " + std::to_string(a.rows()) + " x " +
                           std::to_string(a.cols()) + " matrix and a vector of " +

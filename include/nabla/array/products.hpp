@@ -639,8 +639,9 @@ struct product_plan {
         constexpr bool enough = each([](auto q) {
             return decltype(q)::matrix.argument < N && decltype(q)::second.argument < N;
         });
-        static_assert(enough, "nabla: too few arrays: matvec(A, x) or matmul(A, B) reads an array "
-                              "variable whose index is not covered by the arguments given.");
+        static_assert(enough, "nabla: too few arrays: matvec(A, x), matmul(A, B) or solve(A, b) "
+                              "reads an array variable whose index is not covered by the "
+                              "arguments given.");
         static_assert(N + K <= 64, "nabla: an expression with products takes at most 64 arrays "
                                    "and products together.");
         const auto grid = [](std::size_t argument) {
