@@ -148,7 +148,8 @@ namespace {
 // lanes (the gradient then runs as a reverse loop, not fused).
 template <bool Right>
 void check_grid_threads() {
-    const auto [u] = nabla::array_variables<1>();
+    const auto [variable] = nabla::array_variables<1>();
+    const auto u = variable;  // clang++ 14 captures no structured binding in a lambda
     using nabla::range;
     const auto inner = range<1, -1>;
     const auto stencil = [&] {
