@@ -158,6 +158,23 @@ void bench_chain(std::size_t n, double triad) {
     }
 }
 
+// Extended Rosenbrock as a generic lambda over whole arrays (on the tape, one entry per array
+// operation), and element by element (for the scalar tape).
+const auto rosenbrock_arrays = [](const auto& v) {
+    return sum(100.0 * square(v(nabla::from<1>) - square(v(nabla::upto<-1>))) +
+               square(1.0 - v(nabla::upto<-1>)));
+};
+const auto rosenbrock_elements = [](const auto& v) {
+    using T = std::decay_t<decltype(v[0])>;
+    T total = 0.0;
+    for (std::size_t i = 0; i + 1 < v.size(); ++i) {
+        auto d = v[i + 1] - v[i] * v[i];
+        auto e = 1.0 - v[i];
+        total += 100.0 * d * d + e * e;
+    }
+    return total;
+};
+
 void bench_rosenbrock(std::size_t n, bool with_tape, double triad) {
     const auto [x] = nabla::array_variables<1>();
     const auto a = x(nabla::upto<-1>);
@@ -177,21 +194,6 @@ void bench_rosenbrock(std::size_t n, bool with_tape, double triad) {
         gradients.push_back({"nabla tape, whole arrays"});
         gradients.push_back({"nabla scalar tape"});
     }
-    // The same function as a generic lambda, recorded on the tape one entry per array operation.
-    const auto generic = [](const auto& v) {
-        return sum(100.0 * square(v(nabla::from<1>) - square(v(nabla::upto<-1>))) +
-                   square(1.0 - v(nabla::upto<-1>)));
-    };
-    const auto scalar = [](const auto& v) {
-        using T = std::decay_t<decltype(v[0])>;
-        T total = 0.0;
-        for (std::size_t i = 0; i + 1 < v.size(); ++i) {
-            auto d = v[i + 1] - v[i] * v[i];
-            auto e = 1.0 - v[i];
-            total += 100.0 * d * d + e * e;
-        }
-        return total;
-    };
     const auto hand = [&](long) {
         keep(nabla_bench::hand::rosenbrock_value_and_grad(xs.data(), n, g.data()));
         keep(g[n / 2]);
@@ -204,11 +206,11 @@ void bench_rosenbrock(std::size_t n, bool with_tape, double triad) {
         race(
             gradients, calls_for(n), rounds, hand, array,
             [&](long) {
-                const auto r = nabla::value_and_grad(nabla::mode::arrays, generic, xs);
+                const auto r = nabla::value_and_grad(nabla::mode::arrays, rosenbrock_arrays, xs);
                 keep(r.value);
             },
             [&](long) {
-                const auto r = nabla::value_and_grad(nabla::mode::reverse, scalar, xs);
+                const auto r = nabla::value_and_grad(nabla::mode::reverse, rosenbrock_elements, xs);
                 keep(r.value);
             });
     } else {
@@ -229,20 +231,6 @@ void bench_second(std::size_t n) {
     const auto [x] = nabla::array_variables<1>();
     const auto f = sum(100.0 * square(x(nabla::from<1>) - square(x(nabla::upto<-1>))) +
                        square(1.0 - x(nabla::upto<-1>)));
-    const auto generic = [](const auto& v) {
-        return sum(100.0 * square(v(nabla::from<1>) - square(v(nabla::upto<-1>))) +
-                   square(1.0 - v(nabla::upto<-1>)));
-    };
-    const auto scalar = [](const auto& v) {
-        using T = std::decay_t<decltype(v[0])>;
-        T total = 0.0;
-        for (std::size_t i = 0; i + 1 < v.size(); ++i) {
-            auto d = v[i + 1] - v[i] * v[i];
-            auto e = 1.0 - v[i];
-            total += 100.0 * d * d + e * e;
-        }
-        return total;
-    };
     const auto xs = uniform(n, 0.5, 1.5, 6), vs = uniform(n, -1.0, 1.0, 8);
     std::vector<double> hv(n), g(n);
     std::vector<contender> products{{"hand-written"},
@@ -257,9 +245,10 @@ void bench_second(std::size_t n) {
         },
         [&](long) { keep(nabla::hvp(f, std::tie(xs), std::tie(vs))[n / 2]); },
         [&](long) {
-            keep(nabla::hvp(nabla::mode::arrays, generic, std::tie(xs), std::tie(vs))[n / 2]);
+            keep(nabla::hvp(nabla::mode::arrays, rosenbrock_arrays, std::tie(xs),
+                            std::tie(vs))[n / 2]);
         },
-        [&](long) { keep(nabla::hvp(scalar, xs, vs)[n / 2]); });
+        [&](long) { keep(nabla::hvp(rosenbrock_elements, xs, vs)[n / 2]); });
     report(title("extended Rosenbrock, Hessian-vector product", n).c_str(), products);
     std::vector<contender> gradients{{"nabla static"}, {"nabla tape, whole arrays"}};
     race(
@@ -268,7 +257,9 @@ void bench_second(std::size_t n) {
             keep(nabla::value_and_grad_into(f, std::tie(g), xs));
             keep(g[n / 2]);
         },
-        [&](long) { keep(nabla::value_and_grad(nabla::mode::arrays, generic, xs).value); });
+        [&](long) {
+            keep(nabla::value_and_grad(nabla::mode::arrays, rosenbrock_arrays, xs).value);
+        });
     std::printf("  hvp / gradient: static %.2f, tape with whole arrays %.2f\n",
                 products[1].best_ns / gradients[0].best_ns,
                 products[2].best_ns / gradients[1].best_ns);
@@ -436,10 +427,9 @@ void bench_threads(std::size_t n) {
     const auto side = static_cast<std::size_t>(std::sqrt(static_cast<double>(n)));
     const auto [u] = nabla::array_variables<1>();
     const auto inner = nabla::range<1, -1>;
-    const auto step = 0.2 * u(inner, inner) + 0.2 * ((u(nabla::upto<-2>, inner) +
-                                                      u(nabla::from<2>, inner)) +
-                                                     (u(inner, nabla::upto<-2>) +
-                                                      u(inner, nabla::from<2>)));
+    const auto step =
+        0.2 * u(inner, inner) + 0.2 * ((u(nabla::upto<-2>, inner) + u(nabla::from<2>, inner)) +
+                                       (u(inner, nabla::upto<-2>) + u(inner, nabla::from<2>)));
     xt::xtensor<double, 2> field(std::array<std::size_t, 2>{side, side});
     const auto values = uniform(side * side, 0.0, 1.0, 11);
     std::copy(values.begin(), values.end(), field.data());
