@@ -253,6 +253,15 @@ void gemm_kernel(std::size_t m,
         return;
     }
 #endif
+    std::vector<double> b_rows;
+    if (b_col != 1) {  // B read by columns: copied into rows first
+        b_rows.resize(k * n);
+        for (std::size_t t = 0; t < k; ++t)
+            for (std::size_t j = 0; j < n; ++j)
+                b_rows[t * n + j] = b[t * b_row + j * b_col];
+        b = b_rows.data();
+        b_row = n;
+    }
     std::size_t i = 0;
     for (; i + 4 <= m; i += 4)
         gemm_rows<Add, 4>(i, k, n, a, a_row, a_col, b, b_row, c, c_stride);
