@@ -21,6 +21,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -553,6 +554,75 @@ void bench_dense(std::size_t n) {
                 gradients[5].best_ns / products[0].best_ns, gradients[4].best_ns / hand);
 }
 
+// A network of two layers, sum(tanh(W2 tanh(W1 x + b1) + b2)^2) with n x n matrices: value and
+// gradient hand-written (each layer as the dense layer's three passes) and by nabla's static
+// expression, whose inner layer is an operand of the outer product (computed first, pulled back
+// after); against one hand-written product W x.
+void bench_network(std::size_t n) {
+    const double scale = 1.0 / static_cast<double>(n);
+    const auto w1v = uniform(n * n, -scale, scale, 11), w2v = uniform(n * n, -scale, scale, 12);
+    const auto xs = uniform(n, -1.0, 1.0, 13), b1 = uniform(n, -0.1, 0.1, 14),
+               b2 = uniform(n, -0.1, 0.1, 15);
+    xt::xtensor<double, 2> w1(std::array<std::size_t, 2>{n, n}),
+        w2(std::array<std::size_t, 2>{n, n});
+    std::copy(w1v.begin(), w1v.end(), w1.data());
+    std::copy(w2v.begin(), w2v.end(), w2.data());
+    std::vector<double> h(n), dh(n), gb1(n), gb2(n), gx(n), y(n), gw1(n * n), gw2(n * n);
+    xt::xtensor<double, 2> g1(std::array<std::size_t, 2>{n, n}),
+        g2(std::array<std::size_t, 2>{n, n});
+    const auto network = [](const auto& a1, const auto& c1, const auto& a2, const auto& c2,
+                            const auto& x) {
+        const auto z = tanh(matvec(a2, tanh(matvec(a1, x) + c1)) + c2);
+        return sum(z * z);
+    };
+    const auto [W1, B1, W2, B2, X] = nabla::array_variables<5>();
+    const auto loss = network(W1, B1, W2, B2, X);
+    const double want = nabla_bench::hand::network_value_and_grad(
+        w1v.data(), b1.data(), w2v.data(), b2.data(), xs.data(), n, n, h.data(), dh.data(),
+        gw1.data(), gb1.data(), gw2.data(), gb2.data(), gx.data());
+    std::vector<double> hb1(n), hb2(n), hx(n);
+    const double got =
+        nabla::value_and_grad_into(loss, std::tie(g1, hb1, g2, hb2, hx), w1, b1, w2, b2, xs);
+    double worst = std::abs(got - want) / std::abs(want);
+    for (std::size_t k = 0; k < n * n; ++k)
+        worst = std::max({worst, std::abs(g1.data()[k] - gw1[k]), std::abs(g2.data()[k] - gw2[k])});
+    for (std::size_t k = 0; k < n; ++k)
+        worst = std::max({worst, std::abs(hb1[k] - gb1[k]), std::abs(hx[k] - gx[k])});
+    if (worst > 1e-10) {
+        std::printf("network, n = %zu: nabla and the hand-written gradient differ by %g\n", n,
+                    worst);
+        std::exit(1);
+    }
+    const long calls = std::max(1L, static_cast<long>(10'000'000 / (n * n)));
+    std::vector<contender> product{{"hand-written W x"}};
+    race(product, calls, rounds, [&](long) {
+        nabla_bench::hand::gemv(w1v.data(), xs.data(), n, n, y.data());
+        keep(y[n / 2]);
+    });
+    std::vector<contender> gradients{{"hand-written"}, {"nabla static"}};
+    race(
+        gradients, calls, rounds,
+        [&](long) {
+            keep(nabla_bench::hand::network_value_and_grad(
+                w1v.data(), b1.data(), w2v.data(), b2.data(), xs.data(), n, n, h.data(), dh.data(),
+                gw1.data(), gb1.data(), gw2.data(), gb2.data(), gx.data()));
+            keep(gw1[n / 2]);
+        },
+        [&](long) {
+            keep(nabla::value_and_grad_into(loss, std::tie(g1, hb1, g2, hb2, hx), w1, b1, w2, b2,
+                                            xs));
+            keep(g1(n / 2, n / 2));
+        });
+    report(square_title("network of two layers, value and gradient", n).c_str(), gradients);
+    std::printf("  / hand-written W x: hand-written %.2f, nabla %.2f; nabla / hand-written %.2fx\n",
+                gradients[0].best_ns / product[0].best_ns,
+                gradients[1].best_ns / product[0].best_ns,
+                gradients[1].best_ns / gradients[0].best_ns);
+    nabla_bench::record(square_title("network of two layers", n).c_str(), "nabla",
+                        "value and gradient / hand-written",
+                        gradients[1].best_ns / gradients[0].best_ns);
+}
+
 // One explicit step of the heat equation on an n x n field (interior points updated, the
 // boundary kept) and its adjoint, each a call: the hand-written code of array_baselines.hpp, and
 // nabla's interior expression written into the interior (evaluate_into) with the boundary
@@ -661,7 +731,7 @@ void bench_heat(std::size_t n) {
 }  // namespace
 
 // With an argument, only the workloads whose name it is (sum, chain, rosenbrock, second,
-// logsumexp, dense, matmul, threads, heat).
+// logsumexp, dense, network, matmul, threads, heat).
 int main(int argc, char** argv) {
     const std::string only = argc > 1 ? argv[1] : "";
     const auto want = [&](const char* workload) { return only.empty() || only == workload; };
@@ -670,7 +740,7 @@ int main(int argc, char** argv) {
             bench_heat(n);
     if (!only.empty() && only != "sum" && only != "chain" && only != "rosenbrock" &&
         only != "logsumexp" && only != "dense" && only != "threads" && only != "matmul" &&
-        only != "second")
+        only != "second" && only != "network")
         return 0;
     const double triad = triad_bandwidth(10'000'000);
     std::printf("STREAM triad, n = 1e7: %.2f GB/s\n\n", triad * 1e-9);
@@ -693,6 +763,9 @@ int main(int argc, char** argv) {
     for (const std::size_t n : {256UL, 1024UL, 2048UL})
         if (want("dense"))
             bench_dense(n);
+    for (const std::size_t n : {256UL, 1024UL})
+        if (want("network"))
+            bench_network(n);
     for (const std::size_t n : {256UL, 512UL, 1024UL})
         if (want("matmul"))
             bench_matmul(n);

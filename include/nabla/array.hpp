@@ -20,6 +20,7 @@
 #include "array/expression.hpp"
 #include "array/forward.hpp"
 #include "array/matrix.hpp"
+#include "array/operands.hpp"
 #include "array/plan.hpp"
 #include "array/print.hpp"
 #include "array/products.hpp"

@@ -9,7 +9,7 @@ int main() {
     m.fill(1.0);
     const std::vector<double> xs{1.0, 2.0};
 #ifdef NABLA_FAIL_CASE
-    auto f = sum(matvec(a, 2.0 * x));  // an operand that is not an array variable
+    auto f = sum(matvec(a, sum(x)));  // an operand that is a number, not an array
 #else
     auto f = sum(2.0 * matvec(a, x));
 #endif

@@ -3,8 +3,9 @@
 // they read, x0, x1[1:], x0[:-1]) and nabla::to_dot (Graphviz text of the plan: one cluster per
 // loop, holding the element expressions of the reductions computed in it, then the top
 // expression; an edge from each reduction's result to the loops that read it). Matrix products
-// (matvec, matmul) are boxes of their own, computed before the loops: their values are extra
-// arrays the loops read, named after the arguments.
+// (matvec, matmul, solve) are boxes of their own, computed before the loops: their values are
+// extra arrays the loops read, named after the arguments; so are their operands that are
+// expressions, computed before them.
 //
 //   auto [x] = nabla::array_variables<1>();
 //   std::cout << nabla::to_dot(log(sum(exp(x - max(x)))) + max(x));   // two loops
@@ -82,14 +83,33 @@ std::string to_string(const array_expression<Body>& f) {
 template <class Body>
 std::string to_dot(const array_expression<Body>& f) {
     using Original = detail::graph_t<Body>;
-    using products = detail::filter_t<detail::product_predicate, detail::schedule<Original>>;
-    // The products read as the arguments after those the expression reads.
-    constexpr std::size_t first = detail::arguments_read<Original>;
-    using G = typename detail::substitute<products, first, Original>::type;
+    // Operands of products that are expressions, then the products, read as the arguments
+    // after those the expression reads.
+    using operands = typename detail::operand_graphs<Original>::type;
+    constexpr std::size_t first_operand = detail::arguments_read<Original>;
+    using Substituted = decltype(detail::substitute_stages<operands, first_operand>(Original{}));
+    using products = detail::filter_t<detail::product_predicate, detail::schedule<Substituted>>;
+    constexpr std::size_t first = first_operand + operands::size;
+    using G = typename detail::substitute<products, first, Substituted>::type;
     using P = detail::program<G>;
     using detail::join;
     const auto constants = detail::constants_as<double>(f.body);
     std::string out = "digraph nabla {\n  rankdir=BT;\n";
+    if constexpr (operands::size > 0) {
+        out.append("  subgraph cluster_operands {\n    label=\"operands of products: each "
+                   "computed into an array first\";\n");
+        [&]<class... Os>(detail::type_list<Os...>) {
+            std::size_t k = 0;
+            const auto box = [&]<class Operand>(Operand) {
+                const auto e = detail::stage_plan<Body>::template expression<Operand>(f.body);
+                out.append(join("    o", std::to_string(k), " [shape=box, label=\"x",
+                                std::to_string(first_operand + k), " = ", to_string(e), "\"];\n"));
+                ++k;
+            };
+            (box(Os{}), ...);
+        }(operands{});
+        out.append("  }\n");
+    }
     if constexpr (products::size > 0) {
         out.append("  subgraph cluster_products {\n    label=\"products: before the loops, "
                    "pulled back after them\";\n");
@@ -107,6 +127,10 @@ std::string to_dot(const array_expression<Body>& f) {
                                     Q::second.argument, Q::second.begin, Q::second.trim,
                                     Q::second.begin1, Q::second.trim1)>::text(),
                                 ")\"];\n"));
+                for (const std::size_t a : {Q::matrix.argument, Q::second.argument})
+                    if (a >= first_operand && a < first)
+                        out.append(join("    o", std::to_string(a - first_operand), " -> p",
+                                        std::to_string(k), ";\n"));
                 ++k;
             };
             (box(Ps{}), ...);

@@ -1,7 +1,7 @@
 #pragma once
 // Matrix products in static array expressions. matvec(A, x) multiplies an array variable bound
 // to a matrix (a two-dimensional argument, whole or viewed) by one bound to a vector, matmul(A, B)
-// two bound to matrices:
+// two bound to matrices (operands that are expressions run in stages: array/operands.hpp):
 //
 //   auto [W, x, b] = nabla::array_variables<3>();
 //   auto loss = sum(square(tanh(matvec(W, x) + b)));
@@ -364,6 +364,34 @@ void matvec_pullback_rows(const double* a,
     std::size_t i = 0;
 #if NABLA_ARRAY_LANES
     constexpr std::size_t w = width<lanes>;
+    if constexpr (!Vector) {
+        // dA alone: a row at a time, one stream of stores (four rows' streams at once, rows of
+        // 2 KiB apart, ran 1.6x slower on a Xeon).
+        for (; i < m; ++i) {
+            double* g = da + i * da_stride;
+            const lanes d(dy[i]);
+            std::size_t j = 0;
+            for (; j + w <= n; j += w)
+                put(g + j, d * load<lanes>(x + j));
+            for (; j < n; ++j)
+                put(g + j, dy[i] * x[j]);
+        }
+        return;
+    }
+    if constexpr (!Vector) {
+        // dA alone: a row at a time, one stream of stores (four rows' streams at once, rows of
+        // 2 KiB apart, ran 1.6x slower on a Xeon).
+        for (; i < m; ++i) {
+            double* g = da + i * da_stride;
+            const lanes d(dy[i]);
+            std::size_t j = 0;
+            for (; j + w <= n; j += w)
+                put(g + j, d * load<lanes>(x + j));
+            for (; j < n; ++j)
+                put(g + j, dy[i] * x[j]);
+        }
+        return;
+    }
     for (; i + 4 <= m; i += 4) {
         const double* r0 = a + i * stride;
         const double* r1 = r0 + stride;
@@ -546,6 +574,30 @@ template <class T>
 inline constexpr bool is_array_leaf_v = false;
 template <std::size_t Code>
 inline constexpr bool is_array_leaf_v<placeholder<Code>> = is_array_leaf_code(Code);
+
+// Whether a graph holds a product with an operand that is not an array variable (viewed or not):
+// such operands are computed into arrays of their own first (array/operands.hpp).
+template <class G>
+inline constexpr bool has_operand_expressions = false;
+template <class Rule, class... Ops>
+inline constexpr bool
+    has_operand_expressions<node<Rule, Ops...>> = is_product_v<node<Rule, Ops...>>
+                                                      ? (!is_array_leaf_v<Ops> || ...)
+                                                      : (has_operand_expressions<Ops> || ...);
+
+template <class Body, class... Args>
+auto operand_value(const array_expression<Body>& f, const Args&... args);
+template <std::uint64_t Constants, bool Value, class Body, class... Args>
+double operand_gradient(const array_expression<Body>& f,
+                        const std::array<double*, sizeof...(Args)>& gradients,
+                        const Args&... args);
+template <std::uint64_t Constants, class Body, class Cotangent, class... Args>
+void operand_vjp(const array_expression<Body>& f,
+                 const std::array<double*, sizeof...(Args)>& gradients,
+                 const Cotangent& w,
+                 const Args&... args);
+template <class Body, class Out, class... Args>
+void operand_evaluate_into(const array_expression<Body>& f, Out& out, const Args&... args);
 
 // The graph with product number k (of Products) read as argument N + k.
 template <class Products, std::size_t N, class G>
@@ -885,7 +937,9 @@ std::array<argument_layout, sizeof...(Args)> layouts_of(const Args&... args) {
 template <class Body, class... Args>
 auto product_value(const array_expression<Body>& f, const Args&... args) {
     using Q = product_plan<Body, Args...>;
-    if constexpr (!Q::checked) {
+    if constexpr (has_operand_expressions<graph_t<Body>>) {
+        return operand_value(f, args...);
+    } else if constexpr (!Q::checked) {
         return 0.0;
     } else {
         const array_expression<typename Q::substituted_body> g{Q::substitute_body(f.body)};
@@ -1063,29 +1117,33 @@ double product_gradient(const array_expression<Body>& f,
                         const std::array<double*, sizeof...(Args)>& gradients,
                         const Args&... args) {
     using Q = product_plan<Body, Args...>;
-    if constexpr (row_fusable<Constants, Value, Body, Args...>()) {
-        // Reading the matrix once pays where the matrix and its gradient overflow the
-        // last-level cache; inside it, passes that only read or only write run faster
-        // (RESULTS.md).
-        const auto& a = std::get<Q::template leaves<0>::matrix.argument>(std::tie(args...));
-        if (2 * sizeof(double) * static_cast<std::size_t>(a.size()) > row_fusion_bytes())
-            return product_row_fused<Constants, Value>(f, gradients, args...);
+    if constexpr (has_operand_expressions<graph_t<Body>>) {
+        return operand_gradient<Constants, Value>(f, gradients, args...);
+    } else {
+        if constexpr (row_fusable<Constants, Value, Body, Args...>()) {
+            // Reading the matrix once pays where the matrix and its gradient overflow the
+            // last-level cache; inside it, passes that only read or only write run faster
+            // (RESULTS.md).
+            const auto& a = std::get<Q::template leaves<0>::matrix.argument>(std::tie(args...));
+            if (2 * sizeof(double) * static_cast<std::size_t>(a.size()) > row_fusion_bytes())
+                return product_row_fused<Constants, Value>(f, gradients, args...);
+        }
+        return product_reverse<Constants>(
+            f, gradients,
+            [](const auto& g, const auto& all, const auto&... extended) {
+                using G = typename std::remove_cvref_t<decltype(g)>::body_type;
+                if constexpr (!check_array_call<G, std::remove_cvref_t<decltype(extended)>...>()) {
+                    return 0.0;
+                } else {
+                    using P = program<graph_t<G>,
+                                      two_d_mask<std::remove_cvref_t<decltype(extended)>...>() &
+                                          read_mask<graph_t<G>>,
+                                      Constants | Q::product_only, Value>;
+                    return array_gradient_checked<P>(g, all, extended...);
+                }
+            },
+            args...);
     }
-    return product_reverse<Constants>(
-        f, gradients,
-        [](const auto& g, const auto& all, const auto&... extended) {
-            using G = typename std::remove_cvref_t<decltype(g)>::body_type;
-            if constexpr (!check_array_call<G, std::remove_cvref_t<decltype(extended)>...>()) {
-                return 0.0;
-            } else {
-                using P = program<graph_t<G>,
-                                  two_d_mask<std::remove_cvref_t<decltype(extended)>...>() &
-                                      read_mask<graph_t<G>>,
-                                  Constants | Q::product_only, Value>;
-                return array_gradient_checked<P>(g, all, extended...);
-            }
-        },
-        args...);
 }
 
 template <std::uint64_t Constants, class Body, class Cotangent, class... Args>
@@ -1094,19 +1152,25 @@ void product_vjp(const array_expression<Body>& f,
                  const Cotangent& w,
                  const Args&... args) {
     using Q = product_plan<Body, Args...>;
-    product_reverse<Constants>(
-        f, gradients,
-        [&w](const auto& g, const auto& all, const auto&... extended) {
-            apply_vjp<Constants | Q::product_only>(g, all, w, extended...);
-            return 0.0;
-        },
-        args...);
+    if constexpr (has_operand_expressions<graph_t<Body>>) {
+        operand_vjp<Constants>(f, gradients, w, args...);
+    } else {
+        product_reverse<Constants>(
+            f, gradients,
+            [&w](const auto& g, const auto& all, const auto&... extended) {
+                apply_vjp<Constants | Q::product_only>(g, all, w, extended...);
+                return 0.0;
+            },
+            args...);
+    }
 }
 
 template <class Body, class Out, class... Args>
 void product_evaluate_into(const array_expression<Body>& f, Out& out, const Args&... args) {
     using Q = product_plan<Body, Args...>;
-    if constexpr (Q::checked) {
+    if constexpr (has_operand_expressions<graph_t<Body>>) {
+        operand_evaluate_into(f, out, args...);
+    } else if constexpr (Q::checked) {
         const array_expression<typename Q::substituted_body> g{Q::substitute_body(f.body)};
         const auto y = Q::values(layouts_of(args...));
         [&]<std::size_t... J>(std::index_sequence<J...>) {
@@ -1120,60 +1184,57 @@ void product_evaluate_into(const array_expression<Body>& f, Out& out, const Args
 
 namespace detail {
 
-// Whether both operands of a product are array variables, viewed or not.
-template <class A, class B>
-inline constexpr bool leaf_operands = is_array_leaf_v<typename std::remove_cvref_t<A>::body_type>&&
-    is_array_leaf_v<typename std::remove_cvref_t<B>::body_type>;
-
 template <class Rule, class A, class B>
-constexpr auto product_node(const A& a) {
-    if constexpr (leaf_operands<A, B>)
-        return make_array(node<Rule, typename std::remove_cvref_t<A>::body_type,
-                               typename std::remove_cvref_t<B>::body_type>{});
+constexpr auto product_node(const A& a, const B& b) {
+    if constexpr (A::is_array && B::is_array)
+        return make_array(combine(
+            [](auto m, auto v) { return node<Rule, decltype(m), decltype(v)>{}; }, a.body, b.body));
     else
         return a;  // after the caller's message, no more errors
 }
 
 }  // namespace detail
 
-// A x for an array variable A bound to a matrix (two-dimensional; whole or a view) and x to a
-// vector (one-dimensional; whole or a view): an opaque node of the expression, computed before
-// the loops that read it (see above). The tape's var_matrix has its own matvec
+// A x for A a matrix (an array variable bound to a two-dimensional array, whole or a view, or an
+// expression over such) and x a vector: an opaque node of the expression, computed before the
+// loops that read it (see above); an operand that is an expression is computed into an array of
+// its own first (array/operands.hpp). The tape's var_matrix has its own matvec
 // (array/matrix.hpp).
 template <class A, class X>
 requires detail::ArrayExpression<A> && detail::ArrayExpression<X>
-constexpr auto matvec(const A& a, const X&) {
-    static_assert(detail::leaf_operands<A, X>,
-                  "nabla::matvec(A, x) in an array expression multiplies two array variables, "
-                  "a matrix and a vector (either may be a view); compute other operands into "
-                  "arrays first, or use the tape (nabla::mode::arrays).");
-    return detail::product_node<detail::matvec_rule, A, X>(a);
+constexpr auto matvec(const A& a, const X& x) {
+    static_assert(A::is_array && X::is_array,
+                  "nabla::matvec(A, x) in an array expression multiplies a matrix by a vector; "
+                  "an operand here is a scalar (a reduction's result).");
+    return detail::product_node<detail::matvec_rule>(a, x);
 }
 
-// A B for array variables A and B bound to matrices (two-dimensional; whole or views): an
-// opaque node, as matvec. The tape's var_matrix has its own matmul (array/matrix.hpp).
+// A B for matrices A and B (array variables bound to two-dimensional arrays, whole or views, or
+// expressions over such): an opaque node, as matvec. The tape's var_matrix has its own matmul
+// (array/matrix.hpp).
 template <class A, class B>
 requires detail::ArrayExpression<A> && detail::ArrayExpression<B>
-constexpr auto matmul(const A& a, const B&) {
-    static_assert(detail::leaf_operands<A, B>,
-                  "nabla::matmul(A, B) in an array expression multiplies two array variables "
-                  "bound to matrices (either may be a view); compute other operands into arrays "
-                  "first, or use the tape (nabla::mode::arrays).");
-    return detail::product_node<detail::matmul_rule, A, B>(a);
+constexpr auto matmul(const A& a, const B& b) {
+    static_assert(A::is_array && B::is_array,
+                  "nabla::matmul(A, B) in an array expression multiplies two matrices; an operand "
+                  "here is a scalar (a reduction's result).");
+    return detail::product_node<detail::matmul_rule>(a, b);
 }
 
-// A^-1 b for array variables A bound to a square matrix (two-dimensional; whole or a view) and b
-// to a vector: an opaque node, as matvec, computed by an LU factorisation with partial pivoting
+// A^-1 b for a square matrix A and a vector b (array variables, views or expressions, as
+// matvec's): an opaque node, as matvec, computed by an LU factorisation with partial pivoting
 // before the loops; its pullback (l = A^-T dx, db += l, dA -= l x^T) uses the same factors. The
 // tape's var_matrix has its own solve (array/matrix.hpp).
 template <class A, class B>
 requires detail::ArrayExpression<A> && detail::ArrayExpression<B>
-constexpr auto solve(const A& a, const B&) {
-    static_assert(detail::leaf_operands<A, B>,
-                  "nabla::solve(A, b) in an array expression takes two array variables, a square "
-                  "matrix and a vector (either may be a view); compute other operands into arrays "
-                  "first, or use the tape (nabla::mode::arrays).");
-    return detail::product_node<detail::solve_rule, A, B>(a);
+constexpr auto solve(const A& a, const B& b) {
+    static_assert(A::is_array && B::is_array,
+                  "nabla::solve(A, b) in an array expression takes a square matrix and a vector; "
+                  "an operand here is a scalar (a reduction's result).");
+    return detail::product_node<detail::solve_rule>(a, b);
 }
 
 }  // namespace nabla
+
+// The operands of products that are expressions (declared above).
+#include "operands.hpp"
