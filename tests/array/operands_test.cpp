@@ -199,6 +199,12 @@ TEST_CASE("products of expressions: an array-valued value, into an array, its pu
     }
     check_near(pb, w, 0.0);
 
+    // An operand of the wrong length: a shape_error before anything is written.
+    const auto short_x = nabla_test::sample(n - 1, -1.0, 1.0, 5);
+    std::vector<double> kept(m, 3.0);
+    CHECK_THROWS_AS(nabla::evaluate_into(f, kept, as, short_x, bs), nabla::shape_error);
+    check_near(kept, std::vector<double>(m, 3.0), 0.0);
+
     const std::string dot = nabla::to_dot(sum(f));
     CHECK_THAT(dot, Catch::Contains("o0 [shape=box, label=\"x3 = sin(x1)*x1\"]"));
     CHECK_THAT(dot, Catch::Contains("p0 [shape=box, label=\"x4 = matvec(x0, x3)\"]"));

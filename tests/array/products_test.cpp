@@ -483,6 +483,42 @@ TEST_CASE("solve in an array expression: its value, gradient and pullback equal 
             CHECK(pa.data()[k] == Approx(qa.data()[k]).epsilon(1e-12).margin(1e-14));
         for (std::size_t k = 0; k < n; ++k)
             CHECK(pb[k] == Approx(qb[k]).epsilon(1e-12).margin(1e-14));
+
+        // Forward mode: the tangent A^-1 (db - dA x) solves for an expression. jvp against the
+        // gradient along v, hvp against central differences of the gradient along v.
+        const auto va = grid(n, n, -1.0, 1.0, 5);
+        const auto vb = nabla_test::sample(n, -1.0, 1.0, 6);
+        const auto vw = nabla_test::sample(n, -1.0, 1.0, 7);
+        const auto [jv, jt] = nabla::jvp(loss, std::tie(as, bs, ws), std::tie(va, vb, vw));
+        double along = 0.0;
+        for (std::size_t k = 0; k < n * n; ++k)
+            along += ga.data()[k] * va.data()[k];
+        for (std::size_t k = 0; k < n; ++k)
+            along += gb[k] * vb[k] + gw[k] * vw[k];
+        CHECK(jv == Approx(value).epsilon(1e-14));
+        CHECK(jt == Approx(along).epsilon(1e-12).margin(1e-13));
+        const auto [ha, hb, hw] = nabla::hvp(loss, std::tie(as, bs, ws), std::tie(va, vb, vw));
+        const auto moved = [&](double step) {
+            xt::xtensor<double, 2> a2 = as;
+            std::vector<double> b2 = bs, w2 = ws;
+            for (std::size_t k = 0; k < n * n; ++k)
+                a2.data()[k] += step * va.data()[k];
+            for (std::size_t k = 0; k < n; ++k) {
+                b2[k] += step * vb[k];
+                w2[k] += step * vw[k];
+            }
+            return nabla::value_and_grad(loss, a2, b2, w2);
+        };
+        const double e = 1e-6;
+        const auto [v1, ua, ub, uw] = moved(e);
+        const auto [v2, da, db, dw] = moved(-e);
+        for (std::size_t k = 0; k < n * n; ++k)
+            CHECK(ha.data()[k] ==
+                  Approx((ua.data()[k] - da.data()[k]) / (2 * e)).epsilon(1e-6).margin(1e-6));
+        for (std::size_t k = 0; k < n; ++k) {
+            CHECK(hb[k] == Approx((ub[k] - db[k]) / (2 * e)).epsilon(1e-6).margin(1e-6));
+            CHECK(hw[k] == Approx((uw[k] - dw[k]) / (2 * e)).epsilon(1e-6).margin(1e-6));
+        }
     }
 }
 

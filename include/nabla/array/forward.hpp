@@ -12,7 +12,8 @@
 // (the argument N places after its own), each element-wise node contributes its rule's partials
 // times its operands' tangents, and each reduction its own rule: sum and mean of the tangents;
 // norm sum(x dx) / norm(x); logsumexp sum(exp(x - lse) dx); max and min the tangents where the
-// extreme is reached, ties sharing equally; products dA x + A dx and dA B + A dB. The tangent is
+// extreme is reached, ties sharing equally; products dA x + A dx and dA B + A dB; a solve
+// A^-1 (db - dA x), where x = A^-1 b (its operands expressions: array/operands.hpp). The tangent is
 // then planned and fused like any expression. A Hessian-vector product is the gradient of the
 // tangent with respect to the primals (the tangent arrays held constant), and a Hessian is one
 // such product per column.
@@ -75,6 +76,8 @@ template <std::size_t N, class A, class X>
 constexpr auto tangent_node(node<matvec_rule, A, X>);
 template <std::size_t N, class A, class B>
 constexpr auto tangent_node(node<matmul_rule, A, B>);
+template <std::size_t N, class A, class B>
+constexpr auto tangent_node(node<solve_rule, A, B>);
 
 // The tangent of graph G, its array leaves' tangents read as argument N places on.
 template <std::size_t N, class G>
@@ -137,6 +140,15 @@ constexpr auto tangent_node(node<matmul_rule, A, B>) {
                node<matmul_rule, A, decltype(tangent_graph<N>(B{}))>{});
 }
 
+// x = A^-1 b: dx = A^-1 (db - dA x), a solve of an expression (array/operands.hpp), the same x.
+template <std::size_t N, class A, class B>
+constexpr auto tangent_node(node<solve_rule, A, B>) {
+    using x = node<solve_rule, A, B>;
+    using rhs = decltype(subtract(tangent_graph<N>(B{}),
+                                  node<matvec_rule, decltype(tangent_graph<N>(A{})), x>{}));
+    return node<solve_rule, A, rhs>{};
+}
+
 // The tangent of f over N primal arrays, as an array expression of 2N arrays (primals, then
 // tangents), its run-time constants kept.
 template <std::size_t N, class Body>
@@ -151,14 +163,6 @@ constexpr auto tangent_expression(const array_expression<Body>& f) {
     }
 }
 
-// Whether G holds a solve, whose tangent A^-1 (db - dA x) is a solve of an expression.
-template <class G>
-inline constexpr bool holds_solve = false;
-template <class Rule, class... Ops>
-inline constexpr bool holds_solve<node<Rule, Ops...>> = (holds_solve<Ops> || ...);
-template <class A, class B>
-inline constexpr bool holds_solve<node<solve_rule, A, B>> = true;
-
 template <class Body, std::size_t N>
 constexpr bool check_tangent() {
     constexpr bool no_prod = !holds_prod<graph_t<Body>>;
@@ -166,12 +170,7 @@ constexpr bool check_tangent() {
                   "nabla::jvp, hvp and hessian of an array expression do not take a prod (its "
                   "tangent at a zero element needs the product of the others); for positive "
                   "arrays write exp(sum(log(x))).");
-    constexpr bool no_solve = !holds_solve<graph_t<Body>>;
-    static_assert(no_solve,
-                  "nabla::jvp, hvp and hessian of an array expression do not take a solve (its "
-                  "tangent solves again for an expression); use the tape: nabla::jvp(nabla::mode::"
-                  "arrays, f, ...) and nabla::hvp(nabla::mode::arrays, f, ...).");
-    return no_prod && no_solve;
+    return no_prod;
 }
 
 // The gradient of tangent expression tf with respect to its first N arrays (the primals), the
