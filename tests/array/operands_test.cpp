@@ -210,3 +210,117 @@ TEST_CASE("products of expressions: an array-valued value, into an array, its pu
     CHECK_THAT(dot, Catch::Contains("p0 [shape=box, label=\"x4 = matvec(x0, x3)\"]"));
     CHECK_THAT(dot, Catch::Contains("o0 -> p0;"));
 }
+
+namespace {
+
+// A cumulative sum, and its pullback: dx_j += sum of dy_i over i >= j.
+const auto cumsum_value = [](std::span<const double> v) {
+    std::vector<double> out(v.size());
+    double total = 0.0;
+    for (std::size_t i = 0; i < v.size(); ++i)
+        out[i] = total += v[i];
+    return out;
+};
+const auto cumsum_pullback = [](std::span<const double>,
+                                std::span<const double>,
+                                std::span<const double> dy,
+                                std::span<double> dx) {
+    double total = 0.0;
+    for (std::size_t i = dy.size(); i-- > 0;)
+        dx[i] += total += dy[i];
+};
+// x_i y_i / (1 + y_i^2), of two arrays.
+const auto ratio_value = [](std::span<const double> x, std::span<const double> y) {
+    std::vector<double> out(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i)
+        out[i] = x[i] * y[i] / (1.0 + y[i] * y[i]);
+    return out;
+};
+const auto ratio_pullback = [](std::span<const double> x,
+                               std::span<const double> y,
+                               std::span<const double>,
+                               std::span<const double> dy,
+                               std::span<double> dx,
+                               std::span<double> dz) {
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        const double q = 1.0 + y[i] * y[i];
+        if (!dx.empty())
+            dx[i] += dy[i] * y[i] / q;
+        if (!dz.empty())
+            dz[i] += dy[i] * x[i] * (1.0 - y[i] * y[i]) / (q * q);
+    }
+};
+
+// The same lambda for the static expression and for the tape.
+const auto with_custom = [](const auto& x, const auto& y) {
+    const auto c = nabla::custom_array(cumsum_value, cumsum_pullback, x * 2.0);
+    const auto r = nabla::custom_array(ratio_value, ratio_pullback, c, y);
+    return sum(r * r) + 0.5 * sum(c) + sum(x * y);
+};
+
+}  // namespace
+
+TEST_CASE("custom_array in a static expression: functions of the caller's, of expressions and "
+          "of each other, equal the tape's",
+          "[products]") {
+    const auto [X, Y] = nabla::array_variables<2>();
+    const auto f = with_custom(X, Y);
+    for (const std::size_t n : {std::size_t{0}, std::size_t{1}, W + 1, 3 * W + 2}) {
+        CAPTURE(n);
+        const auto xs = nabla_test::sample(n, -1.0, 1.0, 1);
+        const auto ys = nabla_test::sample(n, -1.0, 1.0, 2);
+        const auto [v, gx, gy] = nabla::value_and_grad(f, xs, ys);
+        const auto tape = nabla::value_and_grad(nabla::mode::arrays, with_custom, xs, ys);
+        CHECK(f(xs, ys) == Approx(tape.value).epsilon(1e-14).margin(1e-15));
+        CHECK(v == Approx(tape.value).epsilon(1e-14).margin(1e-15));
+        check_near(gx, std::get<0>(tape.gradient), 1e-13);
+        check_near(gy, std::get<1>(tape.gradient), 1e-13);
+    }
+
+    // Array-valued, a view as an argument, and the pullback: cumsum(x[1:]) + y.
+    const auto g = nabla::custom_array(cumsum_value, cumsum_pullback, X(from<1>)) + Y;
+    const auto xs = nabla_test::sample(6, -1.0, 1.0, 3);
+    const auto ys = nabla_test::sample(5, -1.0, 1.0, 4);
+    std::vector<double> out(5, -1.0);
+    nabla::evaluate_into(g, out, xs, ys);
+    double total = 0.0;
+    for (std::size_t i = 0; i < 5; ++i)
+        CHECK(out[i] == Approx((total += xs[i + 1]) + ys[i]).epsilon(1e-15));
+    const std::vector<double> w{1.0, 2.0, 3.0, 4.0, 5.0};
+    const auto [px, py] = nabla::apply_vjp(g, w, xs, ys);
+    const std::vector<double> want_x{0.0, 15.0, 14.0, 12.0, 9.0, 5.0};
+    check_near(px, want_x, 0.0);
+    check_near(py, w, 0.0);
+    // Too short for the view: a shape_error.
+    CHECK_THROWS_AS(nabla::evaluate_into(g, out, std::vector<double>{}, ys), nabla::shape_error);
+
+    // Inside a product's operand, and to_dot.
+    const auto [A, x] = nabla::array_variables<2>();
+    const auto h = sum(matvec(A, nabla::custom_array(cumsum_value, cumsum_pullback, x)));
+    const auto as = grid(3, 4, -1.0, 1.0, 5);
+    const auto x4 = nabla_test::sample(4, -1.0, 1.0, 6);
+    const auto [hv, ga, gx] = nabla::value_and_grad(h, as, x4);
+    std::vector<double> c(4), colsum(4, 0.0);
+    double run = 0.0, want = 0.0;
+    for (std::size_t j = 0; j < 4; ++j) {
+        c[j] = run += x4[j];
+        for (std::size_t i = 0; i < 3; ++i) {
+            want += as(i, j) * c[j];
+            colsum[j] += as(i, j);
+            CHECK(ga(i, j) == Approx(c[j]).epsilon(1e-15));
+        }
+    }
+    CHECK(hv == Approx(want).epsilon(1e-14));
+    for (std::size_t j = 0; j < 4; ++j) {
+        double tail = 0.0;
+        for (std::size_t k = j; k < 4; ++k)
+            tail += colsum[k];
+        CHECK(gx[j] == Approx(tail).epsilon(1e-14));
+    }
+    const std::string dot = nabla::to_dot(h);
+    CHECK_THAT(dot, Catch::Contains("o0 [shape=box, label=\"x2 = custom_array(x1)\"]"));
+    CHECK_THAT(dot, Catch::Contains("p0 [shape=box, label=\"x3 = matvec(x0, x2)\"]"));
+    CHECK_THAT(dot, Catch::Contains("o0 -> p0;"));
+    CHECK_THAT(nabla::to_dot(sum(nabla::custom_array(cumsum_value, cumsum_pullback, x))),
+               Catch::Contains("p0 [shape=box, label=\"x2 = custom_array(x1)\"]"));
+}

@@ -123,8 +123,24 @@ struct solve_rule {
     static constexpr std::size_t arity = 2;
 };
 
+// A function of one-dimensional arrays with a value and a pullback of the caller's
+// (nabla::custom_array, array/operands.hpp), both held in the type: function objects without
+// state, such as lambdas without captures.
+template <class Value, class Pullback, std::size_t K>
+struct custom_rule {
+    static constexpr const char* name = "custom_array";
+    static constexpr std::size_t arity = K;
+};
+
 template <class G>
-inline constexpr bool is_product_v = false;
+inline constexpr bool is_custom_v = false;
+template <class Value, class Pullback, std::size_t K, class... Ops>
+inline constexpr bool is_custom_v<node<custom_rule<Value, Pullback, K>, Ops...>> = true;
+
+// Products, solves and functions of the caller's: opaque nodes, computed before the loops that
+// read them and pulled back after.
+template <class G>
+inline constexpr bool is_product_v = is_custom_v<G>;
 template <class A, class X>
 inline constexpr bool is_product_v<node<matvec_rule, A, X>> = true;
 template <class A, class B>
@@ -206,6 +222,15 @@ struct view_of<node<solve_rule, A, B>, S, S1> {
                   "nabla: a view of solve(A, b) is not supported in an array expression; solve "
                   "into an array first, or use the tape (nabla::mode::arrays).");
     using type = node<solve_rule, A, B>;
+};
+
+// Nor is a view of a function of the caller's its function of views.
+template <class Value, class Pullback, std::size_t K, class... Ops, class S, class S1>
+struct view_of<node<custom_rule<Value, Pullback, K>, Ops...>, S, S1> {
+    static_assert(S::begin == 0 && S::trim == 0,
+                  "nabla: a view of custom_array(...) is not supported in an array expression; "
+                  "view its arguments, or compute it into an array first.");
+    using type = node<custom_rule<Value, Pullback, K>, Ops...>;
 };
 
 template <class E, class S, class S1>

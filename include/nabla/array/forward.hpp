@@ -163,6 +163,13 @@ constexpr auto tangent_expression(const array_expression<Body>& f) {
     }
 }
 
+// Whether G holds a function of the caller's, whose derivative is a pullback only.
+template <class G>
+inline constexpr bool holds_custom = false;
+template <class Rule, class... Ops>
+inline constexpr bool holds_custom<node<Rule, Ops...>> = is_custom_v<node<Rule, Ops...>> ||
+                                                         (holds_custom<Ops> || ...);
+
 template <class Body, std::size_t N>
 constexpr bool check_tangent() {
     constexpr bool no_prod = !holds_prod<graph_t<Body>>;
@@ -170,7 +177,12 @@ constexpr bool check_tangent() {
                   "nabla::jvp, hvp and hessian of an array expression do not take a prod (its "
                   "tangent at a zero element needs the product of the others); for positive "
                   "arrays write exp(sum(log(x))).");
-    return no_prod;
+    constexpr bool no_custom = !holds_custom<graph_t<Body>>;
+    static_assert(no_custom,
+                  "nabla::custom_array: a custom array function has a first derivative only (its "
+                  "pullback), so nabla::jvp, nabla::hvp and nabla::hessian cannot go through it; "
+                  "use it with value_and_grad, grad and apply_vjp.");
+    return no_prod && no_custom;
 }
 
 // The gradient of tangent expression tf with respect to its first N arrays (the primals), the

@@ -6,21 +6,24 @@
 //
 // An operand of matvec, matmul or solve that is not an array variable (viewed or not) is a fusion
 // group of its own, as the operator-fusion compilers make it. Such an expression runs in stages,
-// planned from its type: every product and every operand that is an expression is a stage,
-// computed into an array in an order where each stage's inputs come first, and read by the later
-// stages and by the rest of the expression (then element-wise, fused as usual) as one more
-// argument. The gradient runs the rest's, then each stage's pullback from the last to the first:
+// planned from its type (so does one holding a custom_array, a function of the caller's, defined
+// at the end): every product, every custom_array and every operand of theirs that is an
+// expression is a stage, computed into an array in an order where each stage's inputs come first,
+// and read by the later stages and by the rest of the expression (then element-wise, fused as
+// usual) as one more argument. The gradient runs the rest's, then each stage's pullback from the last to the first:
 // a product's from the operands and factors kept from the forward pass (no product is computed
-// twice), an element-wise stage's by its fused vector-Jacobian product (it is computed again, not
-// stored). Each gradient is stored by the first pullback that reaches it and added to by the
-// others. The tangent expressions of forward mode, whose products have tangents as operands, run
-// the same way.
+// twice), a custom_array's by its pullback, an element-wise stage's by its fused vector-Jacobian
+// product (it is computed again, not stored). Each gradient is stored by the first pullback that
+// reaches it and added to by the others. The tangent expressions of forward mode, whose products
+// have tangents as operands, run the same way.
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -35,10 +38,10 @@ template <class G>
 struct expression_operands {
     using type = type_list<>;
 };
-template <class Rule, class A, class B>
-struct expression_operands<node<Rule, A, B>> {
-    using type = merge_all<std::conditional_t<is_array_leaf_v<A>, type_list<>, type_list<A>>,
-                           std::conditional_t<is_array_leaf_v<B>, type_list<>, type_list<B>>>;
+template <class Rule, class... Ops>
+struct expression_operands<node<Rule, Ops...>> {
+    using type =
+        merge_all<std::conditional_t<is_array_leaf_v<Ops>, type_list<>, type_list<Ops>>...>;
 };
 template <class Products>
 struct all_expression_operands;
@@ -57,10 +60,10 @@ template <class Rule, class... Ops>
 struct operand_graphs<node<Rule, Ops...>> {
     using type = merge_all<typename operand_graphs<Ops>::type...>;
 };
-template <class Rule, class A, class B>
-requires is_product_v<node<Rule, A, B>>
-struct operand_graphs<node<Rule, A, B>> {
-    using type = typename expression_operands<node<Rule, A, B>>::type;
+template <class Rule, class... Ops>
+requires is_product_v<node<Rule, Ops...>>
+struct operand_graphs<node<Rule, Ops...>> {
+    using type = typename expression_operands<node<Rule, Ops...>>::type;
 };
 
 // A stage's value, in an array of its own, with its shape; a solve's LU factors.
@@ -91,6 +94,63 @@ constexpr auto substitute_children(node<Rule, Ops...>) {
 
 template <class Body, class... Args>
 materialised materialise(const array_expression<Body>& f, const Args&... args);
+
+// The elements a one-dimensional operand of custom_array reads (view applied), from its leaf.
+template <std::size_t Code, class... Args>
+std::span<const double> custom_operand(const Args&... args) {
+    constexpr leaf_view v = decode_leaf(Code);
+    const auto& a = std::get<v.argument>(std::tie(args...));
+    static_assert(!TwoDimensional<std::remove_cvref_t<decltype(a)>>,
+                  "nabla::custom_array in an array expression takes one-dimensional arrays.");
+    const std::size_t n = static_cast<std::size_t>(a.size());
+    if (v.begin + v.trim > n)
+        throw shape_error("nabla::custom_array: a view drops " + std::to_string(v.begin + v.trim) +
+                          " elements of an array of " + std::to_string(n) + " (argument " +
+                          std::to_string(v.argument) + ")");
+    return {first_element(a) + v.begin, n - v.begin - v.trim};
+}
+
+template <class Value, class Pullback, std::size_t K, std::size_t... Codes, class... Args>
+materialised custom_value(node<custom_rule<Value, Pullback, K>, placeholder<Codes>...>,
+                          const Args&... args) {
+    std::vector<double> y = Value{}(custom_operand<Codes>(args...)...);
+    const std::size_t n = y.size();
+    return {std::move(y), extent{1, n}, nullptr};
+}
+
+// Adds the pullback of dy into the gradients of the operands (into, null for a constant;
+// zeroed first where none was written yet: done).
+template <std::uint64_t Constants,
+          class Value,
+          class Pullback,
+          std::size_t K,
+          std::size_t... Codes,
+          class... Args>
+void custom_pull_back(node<custom_rule<Value, Pullback, K>, placeholder<Codes>...>,
+                      const std::vector<double>& y,
+                      const std::vector<double>& dy,
+                      const std::array<double*, sizeof...(Args)>& into,
+                      std::array<bool, sizeof...(Args)>& done,
+                      const Args&... args) {
+    const std::array<std::size_t, sizeof...(Args)> sizes{static_cast<std::size_t>(args.size())...};
+    const auto adjoint = [&](std::size_t code, std::span<const double> x) {
+        const leaf_view v = decode_leaf(code);
+        if (v.argument < 64 && ((Constants >> v.argument) & 1) != 0)
+            return std::span<double>();
+        double* g = into[v.argument];
+        if (!done[v.argument]) {
+            std::fill(g, g + sizes[v.argument], 0.0);
+            done[v.argument] = true;
+        }
+        return std::span<double>(g + v.begin, x.size());
+    };
+    const std::array<std::span<const double>, K> xs{custom_operand<Codes>(args...)...};
+    [&]<std::size_t... J>(std::index_sequence<J...>) {
+        Pullback{}(xs[J]..., std::span<const double>(y), std::span<const double>(dy),
+                   adjoint(Codes, xs[J])...);
+    }
+    (std::make_index_sequence<K>{});
+}
 
 // The stages of an expression over N arguments: its products and their operands that are
 // expressions, operands before the stages that read them; the rest of the expression (`main`)
@@ -165,7 +225,9 @@ struct stage_plan {
             (with_stages<s>(
                  t,
                  [&](const auto&... all) {
-                     if constexpr (is_product<s>) {
+                     if constexpr (is_custom_v<at<s, stages>>) {
+                         t[s] = custom_value(stage_graph<s>{}, all...);
+                     } else if constexpr (is_product<s>) {
                          using Q =
                              product_plan<stage_graph<s>, std::remove_cvref_t<decltype(all)>...>;
                          if constexpr (Q::checked) {
@@ -204,7 +266,10 @@ struct stage_plan {
                 std::array<bool, n> done{};
                 std::copy_n(g.begin(), n, into.begin());
                 std::copy_n(written.begin(), n, done.begin());
-                if constexpr (is_product<s>) {
+                if constexpr (is_custom_v<at<s, stages>>) {
+                    custom_pull_back<Constants & first(N)>(stage_graph<s>{}, t[s].data, dt[s], into,
+                                                           done, all...);
+                } else if constexpr (is_product<s>) {
                     using Q = product_plan<stage_graph<s>, std::remove_cvref_t<decltype(all)>...>;
                     if constexpr (Q::checked) {
                         product_values<1> y;
@@ -384,3 +449,36 @@ void operand_evaluate_into(const array_expression<Body>& f, Out& out, const Args
 }
 
 }  // namespace nabla::detail
+
+namespace nabla {
+
+// A function of one-dimensional arrays with a derivative of the caller's, in an array expression
+// (the tape has its own custom_array, array/active.hpp): value(x, z) gets each argument's values
+// as std::span<const double> and returns the result's (a std::vector<double>); pullback(x, z, y,
+// dy, dx, dz) gets the arguments' and the result's values and the result's adjoint dy (spans of
+// const double) and adds dy^T J into dx and dz (spans of double; empty for an argument that takes
+// no gradient). Both are held in the expression's type, so they are function objects without
+// state (lambdas without captures). An opaque node: computed into an array before the loops that
+// read it, its arguments (array variables, views or expressions) first; pulled back after them.
+//   auto [x] = nabla::array_variables<1>();
+//   auto f = sum(square(nabla::custom_array(cumsum_value, cumsum_pullback, x * 2.0)));
+template <class Value, class Pullback, class... Arrays>
+requires(sizeof...(Arrays) > 0 &&
+         (detail::ArrayExpression<Arrays> &&
+          ...)) constexpr auto custom_array(const Value&, const Pullback&, const Arrays&... xs) {
+    static_assert(std::is_empty_v<Value> && std::is_default_constructible_v<Value> &&
+                      std::is_empty_v<Pullback> && std::is_default_constructible_v<Pullback>,
+                  "nabla::custom_array in an array expression holds value and pullback in the "
+                  "expression's type: pass lambdas without captures (or function objects "
+                  "without state); for captures, use the tape (nabla::mode::arrays).");
+    static_assert((Arrays::is_array && ...),
+                  "nabla::custom_array takes arrays; an argument here is a number (a "
+                  "reduction's result).");
+    return detail::make_array(detail::combine(
+        [](auto... g) {
+            return node<detail::custom_rule<Value, Pullback, sizeof...(Arrays)>, decltype(g)...>{};
+        },
+        xs.body...));
+}
+
+}  // namespace nabla

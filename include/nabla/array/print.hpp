@@ -111,26 +111,19 @@ std::string to_dot(const array_expression<Body>& f) {
         out.append("  }\n");
     }
     if constexpr (products::size > 0) {
-        out.append("  subgraph cluster_products {\n    label=\"products: before the loops, "
-                   "pulled back after them\";\n");
+        out.append("  subgraph cluster_products {\n    label=\"products, solves and custom_array: "
+                   "before the loops, pulled back after them\";\n");
         [&]<class... Ps>(detail::type_list<Ps...>) {
             std::size_t k = 0;
             const auto box = [&]<class Product>(Product) {
-                using Q = detail::product_leaves<Product>;
                 out.append(join("    p", std::to_string(k), " [shape=box, label=\"x",
-                                std::to_string(first + k), " = ", Q::name, "(",
-                                detail::placeholder_name<detail::array_leaf_code(
-                                    Q::matrix.argument, Q::matrix.begin, Q::matrix.trim,
-                                    Q::matrix.begin1, Q::matrix.trim1)>::text(),
-                                ", ",
-                                detail::placeholder_name<detail::array_leaf_code(
-                                    Q::second.argument, Q::second.begin, Q::second.trim,
-                                    Q::second.begin1, Q::second.trim1)>::text(),
-                                ")\"];\n"));
-                for (const std::size_t a : {Q::matrix.argument, Q::second.argument})
-                    if (a >= first_operand && a < first)
-                        out.append(join("    o", std::to_string(a - first_operand), " -> p",
-                                        std::to_string(k), ";\n"));
+                                std::to_string(first + k), " = ", to_string(Product{}), "\"];\n"));
+                [&]<class Rule, std::size_t... Codes>(node<Rule, placeholder<Codes>...>) {
+                    for (const std::size_t a : {detail::decode_leaf(Codes).argument...})
+                        if (a >= first_operand && a < first)
+                            out.append(join("    o", std::to_string(a - first_operand), " -> p",
+                                            std::to_string(k), ";\n"));
+                }(Product{});
                 ++k;
             };
             (box(Ps{}), ...);

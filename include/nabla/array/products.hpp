@@ -575,15 +575,15 @@ inline constexpr bool is_array_leaf_v = false;
 template <std::size_t Code>
 inline constexpr bool is_array_leaf_v<placeholder<Code>> = is_array_leaf_code(Code);
 
-// Whether a graph holds a product with an operand that is not an array variable (viewed or not):
-// such operands are computed into arrays of their own first (array/operands.hpp).
+// Whether a graph holds a product with an operand that is not an array variable (viewed or not),
+// or a function of the caller's: these run in stages (array/operands.hpp).
 template <class G>
 inline constexpr bool has_operand_expressions = false;
 template <class Rule, class... Ops>
-inline constexpr bool
-    has_operand_expressions<node<Rule, Ops...>> = is_product_v<node<Rule, Ops...>>
-                                                      ? (!is_array_leaf_v<Ops> || ...)
-                                                      : (has_operand_expressions<Ops> || ...);
+inline constexpr bool has_operand_expressions<node<Rule, Ops...>> =
+    is_custom_v<node<Rule, Ops...>> ||
+    (is_product_v<node<Rule, Ops...>> ? (!is_array_leaf_v<Ops> || ...)
+                                      : (has_operand_expressions<Ops> || ...));
 
 template <class Body, class... Args>
 auto operand_value(const array_expression<Body>& f, const Args&... args);
