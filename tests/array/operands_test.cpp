@@ -21,19 +21,8 @@ namespace {
 
 constexpr std::size_t W = nabla_test::lanes_width;
 using nabla::from;
+using nabla_test::conditioned;
 using nabla_test::grid;
-
-// A well-conditioned n x n matrix: samples plus 3 on the diagonal.
-xt::xtensor<double, 2> conditioned(std::size_t n, unsigned salt) {
-    xt::xtensor<double, 2> a = grid(n, n, -1.0, 1.0, salt);
-    for (std::size_t i = 0; i < n; ++i)
-        a(i, i) += 3.0;
-    return a;
-}
-
-}  // namespace
-
-namespace {
 
 // Element by element: |got - want| within tolerance relative to the larger of 1 and |want|.
 template <class A, class B>

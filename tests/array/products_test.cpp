@@ -25,6 +25,7 @@ using nabla::from;
 using nabla::range;
 using nabla::upto;
 using nabla::whole;
+using nabla_test::conditioned;
 using nabla_test::grid;
 
 // Rows x columns around the kernels' four rows and the SIMD width, empty ones included.
@@ -428,18 +429,6 @@ TEST_CASE("a matvec computed row by row inside its loop: scaled reductions, view
     }
     nabla::detail::row_fusion_bytes() = threshold;
 }
-
-namespace {
-
-// A well-conditioned n x n matrix in a larger array: samples plus 3 on the diagonal.
-xt::xtensor<double, 2> conditioned(std::size_t n, unsigned salt) {
-    xt::xtensor<double, 2> a = grid(n, n, -1.0, 1.0, salt);
-    for (std::size_t i = 0; i < n; ++i)
-        a(i, i) += 3.0;
-    return a;
-}
-
-}  // namespace
 
 TEST_CASE("solve in an array expression: its value, gradient and pullback equal the tape's",
           "[products]") {

@@ -35,6 +35,14 @@ grid(std::size_t rows, std::size_t cols, double lo, double hi, unsigned salt) {
     std::copy(v.begin(), v.end(), g.begin());
     return g;
 }
+
+// A well-conditioned n x n matrix: samples in [-1, 1) plus 3 on the diagonal.
+inline xt::xtensor<double, 2> conditioned(std::size_t n, unsigned salt) {
+    xt::xtensor<double, 2> a = grid(n, n, -1.0, 1.0, salt);
+    for (std::size_t i = 0; i < n; ++i)
+        a(i, i) += 3.0;
+    return a;
+}
 #endif
 
 }  // namespace nabla_test

@@ -193,12 +193,10 @@ void array_tangent_gradient(const array_expression<Body>& tf,
                             const Args&... args) {
     static_assert(2 * N <= 64, "nabla::hvp: at most 32 arrays.");
     constexpr std::uint64_t constants = ((std::uint64_t{1} << N) - 1) << N;
-    using G = graph_t<Body>;
-    if constexpr (has_products<G>)
+    if constexpr (has_products<graph_t<Body>>)
         product_gradient<constants, false>(tf, gradients, args...);
-    else if constexpr (check_array_call<Body, Args...>())
-        array_gradient_checked<program<G, two_d_mask<Args...>() & read_mask<G>, constants, false>>(
-            tf, gradients, args...);
+    else
+        loop_gradient<constants, false>(tf, gradients, args...);
 }
 
 template <class Tuple, std::size_t... I>

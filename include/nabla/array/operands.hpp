@@ -10,12 +10,12 @@
 // at the end): every product, every custom_array and every operand of theirs that is an
 // expression is a stage, computed into an array in an order where each stage's inputs come first,
 // and read by the later stages and by the rest of the expression (then element-wise, fused as
-// usual) as one more argument. The gradient runs the rest's, then each stage's pullback from the last to the first:
-// a product's from the operands and factors kept from the forward pass (no product is computed
-// twice), a custom_array's by its pullback, an element-wise stage's by its fused vector-Jacobian
-// product (it is computed again, not stored). Each gradient is stored by the first pullback that
-// reaches it and added to by the others. The tangent expressions of forward mode, whose products
-// have tangents as operands, run the same way.
+// usual) as one more argument. The gradient runs the rest's, then each stage's pullback from the
+// last to the first: a product's from the operands and factors kept from the forward pass (no
+// product is computed twice), a custom_array's by its pullback, an element-wise stage's by its
+// fused vector-Jacobian product (it is computed again, not stored). Each gradient is stored by the
+// first pullback that reaches it and added to by the others. The tangent expressions of forward
+// mode, whose products have tangents as operands, run the same way.
 
 #include <array>
 #include <cstddef>
@@ -404,18 +404,7 @@ double operand_gradient(const array_expression<Body>& f,
         f.body, gradients,
         []<std::uint64_t C>(std::integral_constant<std::uint64_t, C>, const auto& g,
                             const auto& all, const auto&... extended) {
-            using G = typename std::remove_cvref_t<decltype(g)>::body_type;
-            using E = std::tuple<std::remove_cvref_t<decltype(extended)>...>;
-            if constexpr (!check_array_call<G, std::remove_cvref_t<decltype(extended)>...>()) {
-                return 0.0;
-            } else {
-                (void)sizeof(E);
-                using P = program<graph_t<G>,
-                                  two_d_mask<std::remove_cvref_t<decltype(extended)>...>() &
-                                      read_mask<graph_t<G>>,
-                                  C, Value>;
-                return array_gradient_checked<P>(g, all, extended...);
-            }
+            return loop_gradient<C, Value>(g, all, extended...);
         },
         args...);
 }
