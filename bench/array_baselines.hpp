@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 
 // g++ 12.2 reports its own AVX-512 intrinsics (_mm512_undefined_pd) as reading uninitialised
@@ -606,6 +607,36 @@ inline void outer(const double* gb, const double* x, std::size_t m, std::size_t 
     }
 }
 
+// The same, with stores that bypass the cache (no read of the lines dW overwrites), where the
+// compiler targets AVX-512 or AVX.
+inline void
+outer_streaming(const double* gb, const double* x, std::size_t m, std::size_t n, double* gw) {
+#if NABLA_BENCH_HAND_SIMD && (defined(__AVX512F__) || defined(__AVX__))
+    using detail::batch, detail::load, detail::width;
+    for (std::size_t r = 0; r < m; ++r) {
+        double* row = gw + r * n;
+        std::size_t j = 0;
+        for (; j < n && reinterpret_cast<std::uintptr_t>(row + j) % sizeof(batch) != 0; ++j)
+            row[j] = gb[r] * x[j];
+        const batch d(gb[r]);
+        for (; j + width <= n; j += width) {
+#if defined(__AVX512F__)
+            if constexpr (sizeof(batch) == 64)
+                _mm512_stream_pd(row + j, d * load(x + j));
+#else
+            if constexpr (sizeof(batch) == 32)
+                _mm256_stream_pd(row + j, d * load(x + j));
+#endif
+        }
+        for (; j < n; ++j)
+            row[j] = gb[r] * x[j];
+    }
+    _mm_sfence();
+#else
+    outer(gb, x, m, n, gw);
+#endif
+}
+
 }  // namespace dense
 
 // The dense layer's loss sum_i tanh((W x + b)_i)^2 and its gradient with respect to W, x and b,
@@ -742,8 +773,8 @@ inline double dense_value_and_grad_read_then_write(const double* w,
 
 // A network of two layers, loss sum_i tanh((W2 h + b2)_i)^2 with h = tanh(W1 x + b1), W1 m x n
 // and W2 m x m, and its gradient with respect to W1, b1, W2, b2 and x: each layer as the dense
-// layer's three passes (the fastest of its formulations within the cache). h, dz2 and dh are
-// the caller's arrays of m.
+// layer's three passes, dW streamed past the cache for large matrices. h and dh are the caller's
+// arrays of m.
 inline double network_value_and_grad(const double* w1,
                                      const double* b1,
                                      const double* w2,
@@ -766,12 +797,43 @@ inline double network_value_and_grad(const double* w1,
     dense::activation(gb2, b2, 0, m, gb2, loss);
     std::fill(dh, dh + m, 0.0);
     dense::add_rows(w2, m, 0, m, gb2, dh);
-    dense::outer(gb2, h, m, m, gw2);
+    // dW written with stores that bypass the cache from 2^19 elements (4 MiB) on, where that ran
+    // faster than the cache's stores.
+    const bool stream = m * n > (std::size_t{1} << 19);
+    if (stream)
+        dense::outer_streaming(gb2, h, m, m, gw2);
+    else
+        dense::outer(gb2, h, m, m, gw2);
     for (std::size_t i = 0; i < m; ++i)
         gb1[i] = dh[i] * (1.0 - h[i] * h[i]);
     std::fill(gx, gx + n, 0.0);
     dense::add_rows(w1, n, 0, m, gb1, gx);
-    dense::outer(gb1, x, m, n, gw1);
+    if (stream)
+        dense::outer_streaming(gb1, x, m, n, gw1);
+    else
+        dense::outer(gb1, x, m, n, gw1);
+    return loss;
+}
+
+// Read then write, dW written with stores that bypass the cache: for matrices larger than the
+// cache, whose dW would only push W out of it.
+inline double dense_value_and_grad_read_then_stream(const double* w,
+                                                    const double* x,
+                                                    const double* b,
+                                                    std::size_t m,
+                                                    std::size_t n,
+                                                    double* gw,
+                                                    double* gx,
+                                                    double* gb) {
+    std::fill(gx, gx + n, 0.0);
+    double loss = 0.0;
+    for (std::size_t i = 0; i < m; i += 4) {
+        const std::size_t rows = std::min<std::size_t>(4, m - i);
+        gemv(w + i * n, x, rows, n, gb + i);
+        dense::activation(gb, b, i, rows, gb, loss);
+        dense::add_rows(w, n, i, rows, gb, gx);
+    }
+    dense::outer_streaming(gb, x, m, n, gw);
     return loss;
 }
 

@@ -107,6 +107,14 @@ TEST_CASE("a dense layer's value and gradient equal loops and the tape", "[produ
         check_close(into, want.ga);
         check_close(into_x, want.gx);
         check_close(into_b, want.gb);
+
+        // dA stored past the cache (as for large matrices), whatever its rows' alignment.
+        const std::size_t threshold = nabla::detail::stream_threshold();
+        nabla::detail::stream_threshold() = 1;
+        into.fill(7.0);
+        CHECK(nabla::value_and_grad_into(f, std::tie(into, into_x, into_b), a, xs, bs) == v);
+        nabla::detail::stream_threshold() = threshold;
+        check_close(into, want.ga);
     }
 }
 

@@ -32,6 +32,10 @@
 #include "../config.hpp"
 #include "evaluate.hpp"
 
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
 namespace nabla {
 
 namespace detail {
@@ -342,6 +346,53 @@ void gemm_xyt(std::size_t m,
             gemm_nt_block<Add, 1, 1>(i, l, n, x, x_stride, y, y_stride, c, c_stride);
 }
 
+// Stores that bypass the cache, for results larger than it that are not read again soon: the
+// elements above which they are used (0: never; 2^19, 4 MiB of doubles: a matrix's gradient from
+// 724^2 on, where they ran faster, RESULTS.md), and the stores.
+inline std::size_t& stream_threshold() {
+    static std::size_t elements = std::size_t{1} << 19;
+    return elements;
+}
+inline bool stream_stores(std::size_t elements) {
+    return stream_threshold() != 0 && elements > stream_threshold();
+}
+#if NABLA_ARRAY_LANES && (defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__))
+inline bool stream_aligned(const double* p) {
+    return reinterpret_cast<std::uintptr_t>(p) % sizeof(lanes) == 0;
+}
+template <class L>
+void stream_lanes(double* p, const L& v) {
+#if defined(__AVX512F__)
+    if constexpr (sizeof(L) == 64) {
+        _mm512_stream_pd(p, v);
+        return;
+    }
+#endif
+#if defined(__AVX__)
+    if constexpr (sizeof(L) == 32) {
+        _mm256_stream_pd(p, v);
+        return;
+    }
+#endif
+    if constexpr (sizeof(L) == 16)
+        _mm_stream_pd(p, v);
+    else
+        v.store_aligned(p);
+}
+inline void stream_fence() {
+    _mm_sfence();
+}
+#else
+inline bool stream_aligned(const double*) {
+    return true;
+}
+template <class L>
+void stream_lanes(double* p, const L& v) {
+    store_lanes(p, v);
+}
+inline void stream_fence() {}
+#endif
+
 // The pullback of y = A x for an m x n A (rows `stride` apart) in one pass over A: dA = dy x^T,
 // stored (Add false) or added (dA's rows `da_stride` apart), where Matrix; dx += A^T dy where
 // Vector. Four rows a pass, so that each batch of x and of dx is loaded once for four rows.
@@ -366,16 +417,26 @@ void matvec_pullback_rows(const double* a,
     constexpr std::size_t w = width<lanes>;
     if constexpr (!Vector) {
         // dA alone: a row at a time, one stream of stores (four rows' streams at once, rows of
-        // 2 KiB apart, ran 1.6x slower on a Xeon).
+        // 2 KiB apart, ran 1.6x slower on a Xeon). Stored, and larger than stream_threshold(),
+        // it bypasses the cache: no read of the lines it overwrites.
+        const bool stream = !Add && stream_stores(m * n);
         for (; i < m; ++i) {
             double* g = da + i * da_stride;
             const lanes d(dy[i]);
             std::size_t j = 0;
+            if (stream) {
+                for (; j < n && !stream_aligned(g + j); ++j)
+                    put(g + j, dy[i] * x[j]);
+                for (; j + w <= n; j += w)
+                    stream_lanes(g + j, d * load<lanes>(x + j));
+            }
             for (; j + w <= n; j += w)
                 put(g + j, d * load<lanes>(x + j));
             for (; j < n; ++j)
                 put(g + j, dy[i] * x[j]);
         }
+        if (stream)
+            stream_fence();
         return;
     }
     for (; i + 4 <= m; i += 4) {
@@ -974,11 +1035,12 @@ double product_reverse(const array_expression<Body>& f,
     }
 }
 
-// The bytes of matrix and gradient above which a matvec runs row by row in its loop: 32 MiB, the
-// last-level cache of the machine measured (between 1024^2 and 2048^2 doubles; the systems we
-// tried report the cache's size unreliably). Tests lower it.
+// The bytes of matrix and gradient above which a matvec runs row by row in its loop: 8 MiB
+// (from 724^2 doubles; the systems we tried report their caches' sizes unreliably). With its
+// gradient streamed past the cache (stream_threshold), reading the matrix once ran faster from
+// 1024^2 on (RESULTS.md). Tests lower it.
 inline std::size_t& row_fusion_bytes() {
-    static std::size_t bytes = std::size_t{32} << 20;
+    static std::size_t bytes = std::size_t{8} << 20;
     return bytes;
 }
 
@@ -1122,9 +1184,8 @@ double product_gradient(const array_expression<Body>& f,
         return operand_gradient<Constants, Value>(f, gradients, args...);
     } else {
         if constexpr (row_fusable<Constants, Value, Body, Args...>()) {
-            // Reading the matrix once pays where the matrix and its gradient overflow the
-            // last-level cache; inside it, passes that only read or only write run faster
-            // (RESULTS.md).
+            // Reading the matrix once pays for large matrices; for small ones, passes that only
+            // read or only write run faster (RESULTS.md).
             const auto& a = std::get<Q::template leaves<0>::matrix.argument>(std::tie(args...));
             if (2 * sizeof(double) * static_cast<std::size_t>(a.size()) > row_fusion_bytes())
                 return product_row_fused<Constants, Value>(f, gradients, args...);
