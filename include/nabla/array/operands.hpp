@@ -75,21 +75,22 @@ struct materialised {
 
 // The graph with stage number s (of Stages) read as argument N + s, wherever it occurs.
 template <class Stages, std::size_t N, class G>
-constexpr auto substitute_stages(G) {
-    if constexpr (contains<Stages, G>)
-        return placeholder<array_leaf_code(N + index_of<Stages, G>, 0, 0)>{};
-    else if constexpr (is_node_v<G>)
-        return []<class Rule, class... Ops>(node<Rule, Ops...>) {
-            return node<Rule, decltype(substitute_stages<Stages, N>(Ops{}))...>{};
-        }(G{});
-    else
-        return G{};
-}
+constexpr auto substitute_stages(G);
 
 // A node with its operands substituted so, not itself.
 template <class Stages, std::size_t N, class Rule, class... Ops>
 constexpr auto substitute_children(node<Rule, Ops...>) {
     return node<Rule, decltype(substitute_stages<Stages, N>(Ops{}))...>{};
+}
+
+template <class Stages, std::size_t N, class G>
+constexpr auto substitute_stages(G) {
+    if constexpr (contains<Stages, G>)
+        return placeholder<array_leaf_code(N + index_of<Stages, G>, 0, 0)>{};
+    else if constexpr (is_node_v<G>)
+        return substitute_children<Stages, N>(G{});
+    else
+        return G{};
 }
 
 template <class Body, class... Args>
@@ -463,6 +464,11 @@ requires(sizeof...(Arrays) > 0 &&
     static_assert((Arrays::is_array && ...),
                   "nabla::custom_array takes arrays; an argument here is a number (a "
                   "reduction's result).");
+    static_assert(std::is_invocable_r_v<std::vector<double>, const Value&,
+                                        decltype((void(xs), std::span<const double>{}))...>,
+                  "nabla::custom_array: value(x...) takes each argument's values as "
+                  "std::span<const double> and returns the result's values as a "
+                  "std::vector<double>.");
     return detail::make_array(detail::combine(
         [](auto... g) {
             return node<detail::custom_rule<Value, Pullback, sizeof...(Arrays)>, decltype(g)...>{};
