@@ -364,6 +364,15 @@ TEST_CASE("logsumexp is stable and exact at infinities; NaN propagates", "[array
     CHECK(std::isnan(not_a_number));
     CHECK(std::isnan(at_nan[1]));
     CHECK(nabla::value_and_grad(logsumexp(x), a).value == Approx(expected).epsilon(1e-15));
+    // Weights exp(x - max) below 2^-1022 are 0, in a batch (elements 1 .. W-1) and in the scalar
+    // tail (element W) alike.
+    std::vector<double> far(W + 1, -720.0);
+    far[0] = 0.0;
+    const auto [near_zero, weights] = nabla::value_and_grad(logsumexp(x), far);
+    CHECK(near_zero == 0.0);
+    CHECK(weights[0] == 1.0);
+    for (std::size_t i = 1; i <= W; ++i)
+        CHECK(weights[i] == 0.0);
 }
 
 TEST_CASE("logsumexp's gradient over a long array whose parts differ by hundreds: the softmax",
@@ -556,14 +565,14 @@ TEST_CASE("gradients taken in the forward loop and in reverse loops add up when 
 namespace {
 
 // Equal as the conventions see it: both NaN, the same infinity, or finite and within a few
-// units in the last place of each other (SIMD and C library functions round differently); the
-// sign of a zero aside.
+// units in the last place of each other (SIMD and C library functions round differently), or
+// subnormal and a few units apart; the sign of a zero aside.
 bool same(double a, double b) {
     if (std::isnan(a) || std::isnan(b))
         return std::isnan(a) && std::isnan(b);
     if (std::isinf(a) || std::isinf(b))
         return a == b;
-    return std::abs(a - b) <= 1e-13 * std::max(std::abs(a), std::abs(b)) + 1e-307;
+    return std::abs(a - b) <= 1e-13 * std::max(std::abs(a), std::abs(b)) + 1e-320;
 }
 
 const std::vector<double> edges{0.0,
@@ -577,6 +586,14 @@ const std::vector<double> edges{0.0,
                                 -200.5,
                                 -200.0,
                                 171.7,
+                                708.5,
+                                709.5,
+                                -708.5,
+                                -740.0,
+                                1022.5,
+                                1023.5,
+                                -1022.5,
+                                -1070.0,
                                 2.5,
                                 -2.5,
                                 1.0,

@@ -208,15 +208,24 @@ struct norm_kind {
 // exp(v - m) is taken as 1 where v == m, so infinite elements give +inf or -inf, not NaN.
 struct logsumexp_kind {
     static constexpr const char* name = "logsumexp";
-    // The difference is at most 0 here; below -1000 (-inf included) exp gives 0 either way, and
-    // xsimd's exp must see neither -inf nor NaN (it converts its argument to an integer).
+    // The difference is at most 0 here. Below -708.39, where exp's result is subnormal, xsimd's
+    // exp gives 0; so does every element, in a batch or not (softmax weights under 2^-1022 are 0).
+    // xsimd's exp must see neither -inf nor NaN (it converts its argument to an integer), unless
+    // that conversion is one instruction (rules::converts_in_hardware).
     template <class L>
     NABLA_ALWAYS_INLINE static L exp_difference(const L& a, const L& b) {
         using std::exp;
         const L d = detail::pick(a == b, L(0.0), a - b);
-        const auto nan = rules::is_nan(d);
-        return detail::pick(nan, d, exp(detail::pick(nan || d < L(-1000.0), L(-1000.0), d)));
+        if constexpr (rules::converts_in_hardware<L>) {
+            return exp(d);
+        } else {
+            const auto nan = rules::is_nan(d);
+            return detail::pick(nan, d,
+                                exp(detail::pick(nan || d <= L(min_exponent), L(-1000.0), d)));
+        }
     }
+    // xsimd's bound for exp: its results are 0 at and below it.
+    static constexpr double min_exponent = -708.3964185322641;
     template <class L>
     struct state {
         L top = L(-detail::inf);

@@ -154,15 +154,17 @@ inline constexpr bool native_value_on_lanes<log2_rule> = false;
 template <>
 inline constexpr bool native_value_on_lanes<log10_rule> = false;
 
-// Where xsimd 8.1 converts the argument to an integer (rules/rule.hpp, lanes_clamp, lanes_limit).
+// Where xsimd 8.1 converts the argument to an integer out of range, or gives 0 or infinity where
+// the C library's result is subnormal or finite (exp beyond -708.39 and 709.43, exp2 beyond
+// -1022 and 1023): rules/rule.hpp, lanes_limit.
 template <>
-inline constexpr double lanes_clamp<exp_rule> = 1000.0;
+inline constexpr double lanes_limit<exp_rule> = 708.39;
 template <>
 inline constexpr bool cheap_partials<exp_rule> = true;
 template <>
 inline constexpr bool cheap_partials<exp2_rule> = true;
 template <>
-inline constexpr double lanes_clamp<exp2_rule> = 1100.0;
+inline constexpr double lanes_limit<exp2_rule> = 1022.0;
 template <>
 inline constexpr double lanes_limit<expm1_rule> = 700.0;
 

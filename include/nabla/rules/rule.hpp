@@ -107,6 +107,13 @@ T per_lane(F f, const T& first, const Ts&... rest) {
     return T::load_unaligned(out.data());
 }
 
+// per_lane for a batch that rarely needs it (an element beyond lanes_limit), out of the loop's
+// way: inlined, its calls make clang++ keep a fused loop's values in memory, 1.6x slower.
+template <class F, class T, class... Ts>
+[[gnu::noinline, gnu::cold]] T per_lane_rarely(F f, T first, Ts... rest) {
+    return per_lane(f, first, rest...);
+}
+
 // Whether a rule's value and its partials may use xsimd's functions on lanes. Where xsimd 8.1
 // differs from the C library at the edges (pow(0, 0) is 0 there, atan2(0, 0) NaN, erf(1e300) NaN,
 // log of a subnormal off by up to 33, hypot overflows, tgamma of 1e10 does not return), the
@@ -125,16 +132,21 @@ inline constexpr bool cheap_partials = false;
 
 // Beyond this magnitude, and at infinities and NaN, a rule's SIMD function converts its
 // argument to an integer out of range (xsimd 8.1's exponentials and trigonometric reductions
-// without AVX-512: undefined behaviour, which UBSan reports); a batch holding such an element
-// runs lane by lane instead. 0: no such limit.
+// without AVX-512: undefined behaviour, which UBSan reports) or leaves the C library's results
+// (exp's subnormal results); a batch holding such an element runs lane by lane instead. One
+// comparison a batch. 0: no such limit.
 template <class Rule>
 inline constexpr double lanes_limit = 0.0;
 
-// For rules whose SIMD function saturates by itself beyond some magnitude (xsimd's exp and exp2
-// return 0 or infinity there), a cheaper way than lanes_limit: the argument is clamped to this
-// bound, which the integer conversion survives, and NaN is put back afterwards. 0: not so.
-template <class Rule>
-inline constexpr double lanes_clamp = 0.0;
+// Whether xsimd converts lanes of T to integers by one instruction (AVX-512 DQ's vcvttpd2qq),
+// defined for every argument: its exp then gives 0, infinity and NaN beyond its range by itself.
+template <class T>
+inline constexpr bool converts_in_hardware =
+#if defined(__AVX512DQ__)
+    sizeof(T) == 64;
+#else
+    false;
+#endif
 
 template <class T>
 NABLA_ALWAYS_INLINE bool beyond(const T& x, double limit) {
@@ -153,18 +165,9 @@ NABLA_ALWAYS_INLINE constexpr auto value_on(const X&... x) {
     const auto by_lane = [](const auto&... v) { return Rule::value(v...); };
     if constexpr (any_lanes<X...> && !native_value_on_lanes<Rule>) {
         return per_lane(by_lane, x...);
-    } else if constexpr (any_lanes<X...> && lanes_clamp<Rule> > 0.0) {
-        static_assert(sizeof...(X) == 1, "lanes_clamp serves functions of one argument");
-        const auto clamped = [](const auto& v) {
-            using T = std::remove_cvref_t<decltype(v)>;
-            // x86's min gives the bound for NaN; where min keeps NaN, the conversion is the
-            // hardware's, defined. Either way the select below puts NaN back.
-            return max(min(v, T(lanes_clamp<Rule>)), T(-lanes_clamp<Rule>));
-        };
-        return select(is_nan(x)..., x..., Rule::value(clamped(x)...));
     } else if constexpr (any_lanes<X...> && lanes_limit<Rule> > 0.0) {
         if ((beyond(x, lanes_limit<Rule>) || ...)) [[unlikely]]
-            return per_lane(by_lane, x...);
+            return per_lane_rarely(by_lane, x...);
         return Rule::value(x...);
     } else {
         return Rule::value(x...);
@@ -178,10 +181,11 @@ NABLA_ALWAYS_INLINE constexpr auto partial_on(const Y& y, const X&... x) {
     };
     if constexpr (Lanes<Y> && !native_partials_on_lanes<Rule>) {
         return per_lane(by_lane, y, x...);
-    } else if constexpr (Lanes<Y> && lanes_limit<Rule> > 0.0 &&
+    } else if constexpr (Lanes<Y> && lanes_limit<Rule> > 0.0 && !cheap_partials<Rule> &&
                          Lanes<decltype(Rule::template partial<I>(y, x...))>) {
+        // (Cheap partials are arithmetic on the value, which was computed within the limit.)
         if ((beyond(x, lanes_limit<Rule>) || ...)) [[unlikely]]
-            return per_lane(by_lane, y, x...);
+            return per_lane_rarely(by_lane, y, x...);
         return Rule::template partial<I>(y, x...);
     } else {
         return Rule::template partial<I>(y, x...);
