@@ -773,9 +773,10 @@ inline double dense_value_and_grad_read_then_write(const double* w,
 
 // A network of two layers, loss sum_i tanh((W2 h + b2)_i)^2 with h = tanh(W1 x + b1), W1 m x n
 // and W2 m x m, and its gradient with respect to W1, b1, W2, b2 and x: each layer as the dense
-// layer's three passes, dW streamed past the cache for large matrices. h and dh are the caller's
-// arrays of m.
-inline double network_value_and_grad(const double* w1,
+// layer's three passes, dW streamed past the cache where stream (faster where the matrices and
+// their gradients overflow the cache). h and dh are the caller's arrays of m.
+inline double network_value_and_grad(bool stream,
+                                     const double* w1,
                                      const double* b1,
                                      const double* w2,
                                      const double* b2,
@@ -797,9 +798,6 @@ inline double network_value_and_grad(const double* w1,
     dense::activation(gb2, b2, 0, m, gb2, loss);
     std::fill(dh, dh + m, 0.0);
     dense::add_rows(w2, m, 0, m, gb2, dh);
-    // dW written with stores that bypass the cache from 2^19 elements (4 MiB) on, where that ran
-    // faster than the cache's stores.
-    const bool stream = m * n > (std::size_t{1} << 19);
     if (stream)
         dense::outer_streaming(gb2, h, m, m, gw2);
     else

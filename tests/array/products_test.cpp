@@ -9,11 +9,14 @@
 #include <catch2/catch.hpp>
 #include <xtensor/xtensor.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "samples.hpp"
@@ -262,6 +265,93 @@ TEST_CASE("matvec reads matrices whose rows lie apart in a larger array", "[prod
     CHECK(v == Approx(want.value).epsilon(1e-14));
     check_close(ga, want.ga);  // contiguous
     check_close(gx, want.gx);
+}
+
+TEST_CASE("matvec and its pullback are the same at every offset of the matrix and its gradient "
+          "from a cache line, stored, streamed and row by row",
+          "[products]") {
+    const auto [A, x, b] = nabla::array_variables<3>();
+    const auto f = layer(A, x, b);
+    // Rows a whole number of batches long are done from the first aligned element, after a
+    // head of up to W - 1 elements; others as they lie.
+    for (const auto& [m, n] : std::vector<std::array<std::size_t, 2>>{
+             {8, 4 * W}, {6, 2 * W}, {9, W}, {5, 2 * W + 3}, {4, 1}}) {
+        const auto a = grid(m, n, -0.5, 0.5, 16);
+        const auto xs = nabla_test::sample(n, -1.0, 1.0, 17);
+        const auto bs = nabla_test::sample(m, -0.2, 0.2, 18);
+        const dense_reference want = dense(a, xs, bs);
+        // Room for every offset from a 64-byte boundary.
+        std::vector<double> matrix(m * n + 16), gradient(m * n + 16);
+        const auto line = [](std::vector<double>& v) {
+            double* p = v.data();
+            while (reinterpret_cast<std::uintptr_t>(p) % 64 != 0)
+                ++p;
+            return p;
+        };
+        for (std::size_t offset = 0; offset < 8; ++offset) {
+            CAPTURE(m, n, offset);
+            double* const first = line(matrix) + offset;
+            std::copy(a.begin(), a.end(), first);
+            const nabla::matrix_ref<const double> ref(first, m, n);
+            const nabla::matrix_ref<double> into(line(gradient) + (offset * 3) % 8, m, n);
+            std::vector<double> into_x(n), into_b(m);
+            for (const int way : {0, 1, 2}) {
+                CAPTURE(way);
+                const std::size_t stream = nabla::detail::stream_threshold();
+                const std::size_t rows = nabla::detail::row_fusion_bytes();
+                if (way == 1)
+                    nabla::detail::stream_threshold() = 1;
+                if (way == 2)
+                    nabla::detail::row_fusion_bytes() = 0;
+                std::fill(into.data(), into.data() + m * n, 7.0);
+                const double v = nabla::value_and_grad_into(f, std::tie(into, into_x, into_b),
+                                                            ref, xs, bs);
+                nabla::detail::stream_threshold() = stream;
+                nabla::detail::row_fusion_bytes() = rows;
+                CHECK(v == Approx(want.value).epsilon(1e-14));
+                check_close(std::vector<double>(into.data(), into.data() + m * n), want.ga);
+                check_close(into_x, want.gx);
+                check_close(into_b, want.gb);
+            }
+        }
+    }
+}
+
+TEST_CASE("the L3's size, as sysfs gives it, sets where a gradient's stores bypass the cache",
+          "[products]") {
+    using nabla::detail::parse_cache_size;
+    CHECK(parse_cache_size("32768K\n") == std::size_t{32} << 20);
+    CHECK(parse_cache_size("1M") == std::size_t{1} << 20);
+    CHECK(parse_cache_size("2G\n") == std::size_t{2} << 30);
+    CHECK(parse_cache_size("4096\n") == 4096);
+    CHECK(parse_cache_size("") == 0);
+    CHECK(parse_cache_size("K") == 0);
+    CHECK(parse_cache_size("12 KB") == 0);
+    // Matrix and gradient (16 bytes an element) fill the L3; 2^19 where no size is known.
+    CHECK(nabla::detail::stream_threshold_for(std::size_t{32} << 20) == std::size_t{1} << 21);
+    CHECK(nabla::detail::stream_threshold_for(0) == std::size_t{1} << 19);
+    CHECK(nabla::detail::stream_threshold() > 0);
+
+    // Within a gradient, the matrices of all its arguments count together.
+    const std::size_t threshold = nabla::detail::stream_threshold();
+    nabla::detail::stream_threshold() = 100;
+    CHECK(!nabla::detail::stream_stores(60));
+    {
+        const auto a = grid(6, 10, 0.0, 1.0, 19), b = grid(4, 10, 0.0, 1.0, 20);
+        const std::vector<double> v(500);
+        const nabla::detail::matrices_in_flight both(a, v, b);
+        CHECK(nabla::detail::stream_stores(60));
+        {
+            const nabla::detail::matrices_in_flight one(a, v);
+            CHECK(!nabla::detail::stream_stores(60));
+        }
+        CHECK(nabla::detail::stream_stores(60));
+    }
+    CHECK(!nabla::detail::stream_stores(60));
+    CHECK(nabla::detail::stream_stores(100));
+    nabla::detail::stream_threshold() = 0;
+    CHECK(!nabla::detail::stream_stores(1000));
+    nabla::detail::stream_threshold() = threshold;
 }
 
 TEST_CASE("matvec's shapes are checked before anything is written, and NaN and infinity reach "

@@ -238,6 +238,35 @@ auto gradient_like(const C& c) {
 }
 
 // One evaluation of a program: the arguments, the reductions' results, states and adjoints.
+// The shape errors of array_run::extent_of, out of the loops' way.
+[[noreturn]] NABLA_OUT_OF_LINE inline void view_too_short(
+    std::size_t drop, std::size_t have, const char* axis, std::size_t argument, const char* what) {
+    throw shape_error("nabla: a view drops " + std::to_string(drop) + " " + axis +
+                      " of argument " + std::to_string(argument) + ", which has " +
+                      std::to_string(have) + " (in " + what + ")");
+}
+[[noreturn]] NABLA_OUT_OF_LINE inline void rows_differ(std::size_t first,
+                                                       std::size_t other,
+                                                       std::size_t argument,
+                                                       std::size_t begin,
+                                                       const char* what) {
+    throw shape_error("nabla: element-wise operands with different numbers of rows, " +
+                      std::to_string(first) + " and " + std::to_string(other) + " (argument " +
+                      std::to_string(argument) + " viewed from row " + std::to_string(begin) +
+                      ", in " + what + ")");
+}
+[[noreturn]] NABLA_OUT_OF_LINE inline void lengths_differ(std::size_t first,
+                                                          std::size_t other,
+                                                          std::size_t argument,
+                                                          std::size_t begin,
+                                                          bool two,
+                                                          const char* what) {
+    throw shape_error(std::string("nabla: element-wise operands of different lengths, ") +
+                      std::to_string(first) + " and " + std::to_string(other) +
+                      " elements (argument " + std::to_string(argument) + " viewed from " +
+                      std::to_string(begin) + (two ? " on its rows" : "") + ", in " + what + ")");
+}
+
 template <class P, std::size_t Arguments, std::size_t PoolSize>
 struct array_run {
     using plan = P;
@@ -283,9 +312,9 @@ struct array_run {
     }
 
     // The rows and columns of the loop over an element expression's leaves; throws if they
-    // disagree.
+    // disagree (out of line, so that the check inlines into every loop's start).
     template <class E>
-    extent extent_of(const char* what) const {
+    NABLA_ALWAYS_INLINE extent extent_of(const char* what) const {
         extent e{};
         bool have_rows = false;
         bool have_cols = false;
@@ -296,39 +325,26 @@ struct array_run {
             const std::size_t a = v.argument;
             const bool two = P::two_d(a);
             const std::size_t col_drop = two ? v.begin1 + v.trim1 : v.begin + v.trim;
-            const auto too_short = [&](std::size_t drop, std::size_t have, const char* axis) {
-                throw shape_error("nabla: a view drops " + std::to_string(drop) + " " + axis +
-                                  " of argument " + std::to_string(a) + ", which has " +
-                                  std::to_string(have) + " (in " + what + ")");
-            };
             if (two) {
                 const std::size_t row_drop = v.begin + v.trim;
-                if (rows[a] < row_drop)
-                    too_short(row_drop, rows[a], "rows");
+                if (rows[a] < row_drop) [[unlikely]]
+                    view_too_short(row_drop, rows[a], "rows", a, what);
                 const std::size_t r = rows[a] - row_drop;
                 if (!have_rows) {
                     e.rows = r;
                     have_rows = true;
-                } else if (r != e.rows) {
-                    throw shape_error("nabla: element-wise operands with different numbers of "
-                                      "rows, " +
-                                      std::to_string(e.rows) + " and " + std::to_string(r) +
-                                      " (argument " + std::to_string(a) + " viewed from row " +
-                                      std::to_string(v.begin) + ", in " + what + ")");
+                } else if (r != e.rows) [[unlikely]] {
+                    rows_differ(e.rows, r, a, v.begin, what);
                 }
             }
-            if (cols[a] < col_drop)
-                too_short(col_drop, cols[a], two ? "columns" : "elements");
+            if (cols[a] < col_drop) [[unlikely]]
+                view_too_short(col_drop, cols[a], two ? "columns" : "elements", a, what);
             const std::size_t c = cols[a] - col_drop;
             if (!have_cols) {
                 e.cols = c;
                 have_cols = true;
-            } else if (c != e.cols) {
-                throw shape_error(
-                    std::string("nabla: element-wise operands of different lengths, ") +
-                    std::to_string(e.cols) + " and " + std::to_string(c) + " elements (argument " +
-                    std::to_string(a) + " viewed from " + std::to_string(two ? v.begin1 : v.begin) +
-                    (two ? " on its rows" : "") + ", in " + what + ")");
+            } else if (c != e.cols) [[unlikely]] {
+                lengths_differ(e.cols, c, a, two ? v.begin1 : v.begin, two, what);
             }
         }
         return e;
@@ -1602,7 +1618,9 @@ extent group_extent(Run& run) {
             run.length[j] = m.size();
         };
         (record(members.first[M],
-                run.template extent_of<typename P::template body<members.first[M]>>("a reduction")),
+                M == 0 ? e
+                       : run.template extent_of<typename P::template body<members.first[M]>>(
+                             "a reduction")),
          ...);
     }
     (std::make_index_sequence<members.second>{});

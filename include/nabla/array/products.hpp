@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <span>
 #include <string>
@@ -63,6 +64,20 @@ double dot_kernel(const double* a, const double* b, std::size_t n) {
     return total;
 }
 
+#if NABLA_ARRAY_LANES
+// The elements of a matrix's rows before the first at a batch's alignment (at most n), where its
+// rows, `stride` apart, all share one alignment; else 0. Kernels that stream a matrix from
+// beyond the L1 do these alone, so that no load or store of the matrix spans two cache lines
+// (16 bytes off, as large allocations of std::vector are, cost 20-25% of a pass from the L3).
+inline std::size_t aligning_head(const double* p, std::size_t stride, std::size_t n) {
+    constexpr std::size_t bytes = sizeof(lanes);
+    const auto address = reinterpret_cast<std::uintptr_t>(p);
+    if (address % sizeof(double) != 0 || (stride * sizeof(double)) % bytes != 0)
+        return 0;
+    return std::min(n, (bytes - address % bytes) % bytes / sizeof(double));
+}
+#endif
+
 // y = A x for an m x n A, row-major with rows `stride` apart: four rows at a time, so that each
 // batch of x loaded serves four rows (the rows stream from memory once).
 template <int = 0>
@@ -71,13 +86,21 @@ void gemv_kernel(
     std::size_t i = 0;
 #if NABLA_ARRAY_LANES
     constexpr std::size_t w = width<lanes>;
+    const std::size_t head = m >= 4 ? aligning_head(a, stride, n) : 0;
     for (; i + 4 <= m; i += 4) {
         const double* r0 = a + i * stride;
         const double* r1 = r0 + stride;
         const double* r2 = r1 + stride;
         const double* r3 = r2 + stride;
-        lanes s0(0.0), s1(0.0), s2(0.0), s3(0.0);
+        double h0 = 0.0, h1 = 0.0, h2 = 0.0, h3 = 0.0;
         std::size_t j = 0;
+        for (; j < head; ++j) {
+            h0 += r0[j] * x[j];
+            h1 += r1[j] * x[j];
+            h2 += r2[j] * x[j];
+            h3 += r3[j] * x[j];
+        }
+        lanes s0(0.0), s1(0.0), s2(0.0), s3(0.0);
         for (; j + w <= n; j += w) {
             const lanes xv = load<lanes>(x + j);
             s0 = fma(load<lanes>(r0 + j), xv, s0);
@@ -85,7 +108,8 @@ void gemv_kernel(
             s2 = fma(load<lanes>(r2 + j), xv, s2);
             s3 = fma(load<lanes>(r3 + j), xv, s3);
         }
-        double t0 = add_lanes(s0), t1 = add_lanes(s1), t2 = add_lanes(s2), t3 = add_lanes(s3);
+        double t0 = h0 + add_lanes(s0), t1 = h1 + add_lanes(s1), t2 = h2 + add_lanes(s2),
+               t3 = h3 + add_lanes(s3);
         for (; j < n; ++j) {
             t0 += r0[j] * x[j];
             t1 += r1[j] * x[j];
@@ -346,15 +370,80 @@ void gemm_xyt(std::size_t m,
             gemm_nt_block<Add, 1, 1>(i, l, n, x, x_stride, y, y_stride, c, c_stride);
 }
 
+// The size in bytes of a cache size as Linux's sysfs writes it ("32768K", "1M", "512"); 0 for
+// anything else.
+inline std::size_t parse_cache_size(const char* text) {
+    std::size_t bytes = 0;
+    const char* c = text;
+    for (; *c >= '0' && *c <= '9'; ++c)
+        bytes = bytes * 10 + static_cast<std::size_t>(*c - '0');
+    if (c == text)
+        return 0;
+    switch (*c) {
+    case 'K': return bytes << 10;
+    case 'M': return bytes << 20;
+    case 'G': return bytes << 30;
+    case '\0':
+    case '\n': return bytes;
+    default: return 0;
+    }
+}
+
+// The bytes of this machine's level-3 cache, from sysfs; 0 where it says none. Virtual machines
+// misreport it to sysconf(_SC_LEVEL3_CACHE_SIZE) (384 MiB for a 32 MiB L3), not to sysfs.
+inline std::size_t level3_cache_bytes() {
+    for (int index = 0; index < 8; ++index) {
+        const std::string dir =
+            "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
+        const auto read = [&](const char* name) {
+            std::string text;
+            if (std::FILE* file = std::fopen((dir + name).c_str(), "r")) {
+                char line[32] = {};
+                if (std::fgets(line, sizeof line, file) != nullptr)
+                    text = line;
+                std::fclose(file);
+            }
+            return text;
+        };
+        if (read("level") == "3\n")
+            return parse_cache_size(read("size").c_str());
+    }
+    return 0;
+}
+
+// The elements of a stored gradient from which its stores bypass the cache: where the matrix
+// and its gradient (16 bytes an element) fill the L3, a gradient stored through the cache is
+// read from memory first and written back later; where they fit, it stays in the cache for what
+// reads it next (RESULTS.md). Without a size to go by, 2^19 (a 724^2 matrix).
+inline std::size_t stream_threshold_for(std::size_t cache_bytes) {
+    return cache_bytes == 0 ? std::size_t{1} << 19 : cache_bytes / (2 * sizeof(double));
+}
+
 // Stores that bypass the cache, for results larger than it that are not read again soon: the
-// elements above which they are used (0: never; 2^19, 4 MiB of doubles: a matrix's gradient from
-// 724^2 on, where they ran faster, RESULTS.md), and the stores.
+// elements from which they are used (0: never; set once from the L3's size), and the stores.
 inline std::size_t& stream_threshold() {
-    static std::size_t elements = std::size_t{1} << 19;
+    static std::size_t elements = stream_threshold_for(level3_cache_bytes());
     return elements;
 }
+// The elements of the matrices (two-dimensional arguments) of the gradient being computed on this
+// thread: a gradient of several matrices, each within the cache but together beyond it, streams
+// their gradients too.
+inline thread_local std::size_t matrix_elements_in_flight = 0;
+struct matrices_in_flight {
+    std::size_t before = matrix_elements_in_flight;
+    template <class... Args>
+    explicit matrices_in_flight(const Args&... args) {
+        std::size_t elements = 0;
+        ((elements += TwoDimensional<Args> ? static_cast<std::size_t>(args.size()) : 0), ...);
+        matrix_elements_in_flight = elements;
+    }
+    matrices_in_flight(const matrices_in_flight&) = delete;
+    matrices_in_flight& operator=(const matrices_in_flight&) = delete;
+    ~matrices_in_flight() { matrix_elements_in_flight = before; }
+};
 inline bool stream_stores(std::size_t elements) {
-    return stream_threshold() != 0 && elements > stream_threshold();
+    return stream_threshold() != 0 &&
+           std::max(elements, matrix_elements_in_flight) >= stream_threshold();
 }
 #if NABLA_ARRAY_LANES && (defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__))
 inline bool stream_aligned(const double* p) {
@@ -424,9 +513,10 @@ void matvec_pullback_rows(const double* a,
             double* g = da + i * da_stride;
             const lanes d(dy[i]);
             std::size_t j = 0;
+            // Aligned stores, streamed or not: none spans two cache lines.
+            for (; j < n && !stream_aligned(g + j); ++j)
+                put(g + j, dy[i] * x[j]);
             if (stream) {
-                for (; j < n && !stream_aligned(g + j); ++j)
-                    put(g + j, dy[i] * x[j]);
                 for (; j + w <= n; j += w)
                     stream_lanes(g + j, d * load<lanes>(x + j));
             }
@@ -439,6 +529,7 @@ void matvec_pullback_rows(const double* a,
             stream_fence();
         return;
     }
+    const std::size_t head = m >= 4 ? aligning_head(a, stride, n) : 0;
     for (; i + 4 <= m; i += 4) {
         const double* r0 = a + i * stride;
         const double* r1 = r0 + stride;
@@ -448,8 +539,20 @@ void matvec_pullback_rows(const double* a,
         double* g1 = Matrix ? g0 + da_stride : nullptr;
         double* g2 = Matrix ? g1 + da_stride : nullptr;
         double* g3 = Matrix ? g2 + da_stride : nullptr;
+        const auto one = [&](std::size_t j) {
+            if constexpr (Matrix) {
+                put(g0 + j, dy[i] * x[j]);
+                put(g1 + j, dy[i + 1] * x[j]);
+                put(g2 + j, dy[i + 2] * x[j]);
+                put(g3 + j, dy[i + 3] * x[j]);
+            }
+            if constexpr (Vector)
+                dx[j] += dy[i] * r0[j] + dy[i + 1] * r1[j] + dy[i + 2] * r2[j] + dy[i + 3] * r3[j];
+        };
         const lanes d0(dy[i]), d1(dy[i + 1]), d2(dy[i + 2]), d3(dy[i + 3]);
         std::size_t j = 0;
+        for (; j < head; ++j)
+            one(j);
         for (; j + w <= n; j += w) {
             if constexpr (Matrix) {
                 const lanes xv = load<lanes>(x + j);
@@ -467,16 +570,8 @@ void matvec_pullback_rows(const double* a,
                 store_lanes(dx + j, acc);
             }
         }
-        for (; j < n; ++j) {
-            if constexpr (Matrix) {
-                put(g0 + j, dy[i] * x[j]);
-                put(g1 + j, dy[i + 1] * x[j]);
-                put(g2 + j, dy[i + 2] * x[j]);
-                put(g3 + j, dy[i + 3] * x[j]);
-            }
-            if constexpr (Vector)
-                dx[j] += dy[i] * r0[j] + dy[i + 1] * r1[j] + dy[i + 2] * r2[j] + dy[i + 3] * r3[j];
-        }
+        for (; j < n; ++j)
+            one(j);
     }
 #endif
     for (; i < m; ++i) {
@@ -1180,6 +1275,7 @@ double product_gradient(const array_expression<Body>& f,
                         const std::array<double*, sizeof...(Args)>& gradients,
                         const Args&... args) {
     using Q = product_plan<Body, Args...>;
+    const matrices_in_flight matrices(args...);
     if constexpr (has_operand_expressions<graph_t<Body>>) {
         return operand_gradient<Constants, Value>(f, gradients, args...);
     } else {
@@ -1205,6 +1301,7 @@ void product_vjp(const array_expression<Body>& f,
                  const Cotangent& w,
                  const Args&... args) {
     using Q = product_plan<Body, Args...>;
+    const matrices_in_flight matrices(args...);
     if constexpr (has_operand_expressions<graph_t<Body>>) {
         operand_vjp<Constants>(f, gradients, w, args...);
     } else {
