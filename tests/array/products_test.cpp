@@ -304,8 +304,8 @@ TEST_CASE("matvec and its pullback are the same at every offset of the matrix an
                 if (way == 2)
                     nabla::detail::row_fusion_bytes() = 0;
                 std::fill(into.data(), into.data() + m * n, 7.0);
-                const double v = nabla::value_and_grad_into(f, std::tie(into, into_x, into_b),
-                                                            ref, xs, bs);
+                const double v =
+                    nabla::value_and_grad_into(f, std::tie(into, into_x, into_b), ref, xs, bs);
                 nabla::detail::stream_threshold() = stream;
                 nabla::detail::row_fusion_bytes() = rows;
                 CHECK(v == Approx(want.value).epsilon(1e-14));

@@ -241,9 +241,9 @@ auto gradient_like(const C& c) {
 // The shape errors of array_run::extent_of, out of the loops' way.
 [[noreturn]] NABLA_OUT_OF_LINE inline void view_too_short(
     std::size_t drop, std::size_t have, const char* axis, std::size_t argument, const char* what) {
-    throw shape_error("nabla: a view drops " + std::to_string(drop) + " " + axis +
-                      " of argument " + std::to_string(argument) + ", which has " +
-                      std::to_string(have) + " (in " + what + ")");
+    throw shape_error("nabla: a view drops " + std::to_string(drop) + " " + axis + " of argument " +
+                      std::to_string(argument) + ", which has " + std::to_string(have) + " (in " +
+                      what + ")");
 }
 [[noreturn]] NABLA_OUT_OF_LINE inline void rows_differ(std::size_t first,
                                                        std::size_t other,

@@ -380,12 +380,17 @@ inline std::size_t parse_cache_size(const char* text) {
     if (c == text)
         return 0;
     switch (*c) {
-    case 'K': return bytes << 10;
-    case 'M': return bytes << 20;
-    case 'G': return bytes << 30;
+    case 'K':
+        return bytes << 10;
+    case 'M':
+        return bytes << 20;
+    case 'G':
+        return bytes << 30;
     case '\0':
-    case '\n': return bytes;
-    default: return 0;
+    case '\n':
+        return bytes;
+    default:
+        return 0;
     }
 }
 
