@@ -237,7 +237,6 @@ auto gradient_like(const C& c) {
         return std::vector<double>(c.size());
 }
 
-// One evaluation of a program: the arguments, the reductions' results, states and adjoints.
 // The shape errors of array_run::extent_of, out of the loops' way.
 [[noreturn]] NABLA_OUT_OF_LINE inline void view_too_short(
     std::size_t drop, std::size_t have, const char* axis, std::size_t argument, const char* what) {
@@ -267,6 +266,7 @@ auto gradient_like(const C& c) {
                       std::to_string(begin) + (two ? " on its rows" : "") + ", in " + what + ")");
 }
 
+// One evaluation of a program: the arguments, the reductions' results, states and adjoints.
 template <class P, std::size_t Arguments, std::size_t PoolSize>
 struct array_run {
     using plan = P;
@@ -312,7 +312,7 @@ struct array_run {
     }
 
     // The rows and columns of the loop over an element expression's leaves; throws if they
-    // disagree (out of line, so that the check inlines into every loop's start).
+    // disagree (the errors out of line, so that the check inlines into every loop's start).
     template <class E>
     NABLA_ALWAYS_INLINE extent extent_of(const char* what) const {
         extent e{};

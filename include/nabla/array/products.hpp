@@ -68,7 +68,7 @@ double dot_kernel(const double* a, const double* b, std::size_t n) {
 // The elements of a matrix's rows before the first at a batch's alignment (at most n), where its
 // rows, `stride` apart, all share one alignment; else 0. Kernels that stream a matrix from
 // beyond the L1 do these alone, so that no load or store of the matrix spans two cache lines
-// (16 bytes off, as large allocations of std::vector are, cost 20-25% of a pass from the L3).
+// (large std::vector allocations start 16 bytes past one; RESULTS.md).
 inline std::size_t aligning_head(const double* p, std::size_t stride, std::size_t n) {
     constexpr std::size_t bytes = sizeof(lanes);
     const auto address = reinterpret_cast<std::uintptr_t>(p);
