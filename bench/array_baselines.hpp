@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 // g++ 12.2 reports its own AVX-512 intrinsics (_mm512_undefined_pd) as reading uninitialised
 // values where they are inlined (GCC bug 105593, fixed in later releases).
@@ -18,6 +19,8 @@
 #endif
 
 #if !defined(NABLA_NO_SIMD) && __has_include(<xsimd/xsimd.hpp>)
+#include <nabla/simd/exp.hpp>
+
 #include <xsimd/xsimd.hpp>
 #define NABLA_BENCH_HAND_SIMD 1
 #else
@@ -84,27 +87,39 @@ inline double lanes_max(const batch& b) {
 }
 #endif
 
+// exp as hand-written code calls it: the C library's on a double, xsimd's on a batch; or, with
+// nabla_exp, nabla's own kernel on a batch (simd/exp.hpp), to tell what nabla's exp gains from
+// what its loops do.
+template <bool nabla_exp, class T>
+inline T exponential(const T& x) {
+    using std::exp;
+#if NABLA_BENCH_HAND_SIMD
+    if constexpr (nabla_exp && std::is_same_v<T, batch>)
+        return nabla::simd::exp(x);
+    else
+#endif
+        return exp(x);
+}
+
 // exp(-x/2) sqrt(x^2 + y^2 + 1) / (1 + y^2). The square root and the division do not wait for the
 // exponential, so they overlap with it.
-template <class T>
+template <bool nabla_exp, class T>
 inline T chain_term(const T& x, const T& y) {
-    using std::exp;
     using std::sqrt;
     const T d = mul_add(y, y, T(1.0));
-    return exp(T(-0.5) * x) * (sqrt(mul_add(x, x, d)) / d);
+    return exponential<nabla_exp>(T(-0.5) * x) * (sqrt(mul_add(x, x, d)) / d);
 }
 
 // The term and its two partial derivatives with one division: with t = x^2 + d, s = sqrt(t) and
 // w = e / (s d^2), the term is w d t, d/dx is w d (x - t/2) and d/dy is w y (d - 2t). The
 // reciprocal is taken apart from e, so that it overlaps with the exponential. (s d^2 stays finite
 // for |y| below about 1e61.)
-template <class T>
+template <bool nabla_exp, class T>
 inline T chain_term_and_grad(const T& x, const T& y, T& gx, T& gy) {
-    using std::exp;
     using std::sqrt;
     const T d = mul_add(y, y, T(1.0));
     const T t = mul_add(x, x, d);
-    const T w = exp(T(-0.5) * x) * (T(1.0) / (sqrt(t) * d * d));
+    const T w = exponential<nabla_exp>(T(-0.5) * x) * (T(1.0) / (sqrt(t) * d * d));
     const T wd = w * d;
     gx = wd * mul_add(T(-0.5), t, x);
     gy = w * y * mul_add(T(-2.0), t, d);
@@ -243,6 +258,7 @@ inline double sum(const double* x, std::size_t n) {
 }
 
 // sum_i exp(-x_i/2) sqrt(x_i^2 + y_i^2 + 1) / (1 + y_i^2).
+template <bool nabla_exp = false>
 inline double chain_value(const double* x, const double* y, std::size_t n) {
     std::size_t i = 0;
     double s = 0.0;
@@ -250,21 +266,22 @@ inline double chain_value(const double* x, const double* y, std::size_t n) {
     using detail::batch, detail::chain_term, detail::load, detail::whole, detail::width;
     batch s0(0.0), s1(0.0), s2(0.0), s3(0.0);
     for (; i < whole(n, 4 * width); i += 4 * width) {
-        s0 += chain_term(load(x + i), load(y + i));
-        s1 += chain_term(load(x + i + width), load(y + i + width));
-        s2 += chain_term(load(x + i + 2 * width), load(y + i + 2 * width));
-        s3 += chain_term(load(x + i + 3 * width), load(y + i + 3 * width));
+        s0 += chain_term<nabla_exp>(load(x + i), load(y + i));
+        s1 += chain_term<nabla_exp>(load(x + i + width), load(y + i + width));
+        s2 += chain_term<nabla_exp>(load(x + i + 2 * width), load(y + i + 2 * width));
+        s3 += chain_term<nabla_exp>(load(x + i + 3 * width), load(y + i + 3 * width));
     }
     for (; i < whole(n, width); i += width)
-        s0 += chain_term(load(x + i), load(y + i));
+        s0 += chain_term<nabla_exp>(load(x + i), load(y + i));
     s = xsimd::hadd((s0 + s1) + (s2 + s3));
 #endif
     for (; i < n; ++i)
-        s += detail::chain_term(x[i], y[i]);
+        s += detail::chain_term<nabla_exp>(x[i], y[i]);
     return s;
 }
 
 // chain_value, and its gradient with respect to every x_i (into gx) and y_i (into gy).
+template <bool nabla_exp = false>
 inline double
 chain_value_and_grad(const double* x, const double* y, std::size_t n, double* gx, double* gy) {
     std::size_t i = 0;
@@ -274,7 +291,7 @@ chain_value_and_grad(const double* x, const double* y, std::size_t n, double* gx
     batch s0(0.0), s1(0.0), s2(0.0), s3(0.0);
     const auto step = [&](std::size_t k, batch& acc) {
         batch dx, dy;
-        acc += detail::chain_term_and_grad(load(x + k), load(y + k), dx, dy);
+        acc += detail::chain_term_and_grad<nabla_exp>(load(x + k), load(y + k), dx, dy);
         dx.store_unaligned(gx + k);
         dy.store_unaligned(gy + k);
     };
@@ -289,7 +306,7 @@ chain_value_and_grad(const double* x, const double* y, std::size_t n, double* gx
     s = xsimd::hadd((s0 + s1) + (s2 + s3));
 #endif
     for (; i < n; ++i)
-        s += detail::chain_term_and_grad(x[i], y[i], gx[i], gy[i]);
+        s += detail::chain_term_and_grad<nabla_exp>(x[i], y[i], gx[i], gy[i]);
     return s;
 }
 
@@ -393,16 +410,15 @@ inline double max_of(const double* x, std::size_t n) {
 }
 
 // sum_i exp(x_i - m); with store, each exp(x_i - m) also goes to e[i].
-template <bool store>
+template <bool store, bool nabla_exp>
 inline double sum_exp(const double* x, std::size_t n, double m, double* e) {
-    using std::exp;
     std::size_t i = 0;
     double s = 0.0;
 #if NABLA_BENCH_HAND_SIMD
     const batch mb(m);
     batch s0(0.0), s1(0.0), s2(0.0), s3(0.0);
     const auto step = [&](std::size_t k, batch& acc) {
-        const batch v = xsimd::exp(load(x + k) - mb);
+        const batch v = exponential<nabla_exp>(load(x + k) - mb);
         if constexpr (store)
             v.store_unaligned(e + k);
         acc += v;
@@ -418,7 +434,7 @@ inline double sum_exp(const double* x, std::size_t n, double m, double* e) {
     s = xsimd::hadd((s0 + s1) + (s2 + s3));
 #endif
     for (; i < n; ++i) {
-        const double v = exp(x[i] - m);
+        const double v = exponential<nabla_exp>(x[i] - m);
         if constexpr (store)
             e[i] = v;
         s += v;
@@ -431,21 +447,23 @@ inline double sum_exp(const double* x, std::size_t n, double m, double* e) {
 // m + log(sum_i exp(x_i - m)), m = max_i x_i; -infinity for n = 0. Two passes: the maximum first
 // (cheap, and the data is then in cache), then one exp per element; a single pass with an online
 // maximum needs more exponentials, for the rescaling.
+template <bool nabla_exp = false>
 inline double logsumexp_value(const double* x, std::size_t n) {
     if (n == 0)
         return -std::numeric_limits<double>::infinity();
     const double m = detail::max_of(x, n);
-    return m + std::log(detail::sum_exp<false>(x, n, m, nullptr));
+    return m + std::log(detail::sum_exp<false, nabla_exp>(x, n, m, nullptr));
 }
 
 // logsumexp_value, and its gradient exp(x_i - value) (the softmax) into g; nothing is written for
 // n = 0. The exponentials of the sum's pass are kept in g and scaled by 1 / sum, which costs less
 // than a second exp per element.
+template <bool nabla_exp = false>
 inline double logsumexp_value_and_grad(const double* x, std::size_t n, double* g) {
     if (n == 0)
         return -std::numeric_limits<double>::infinity();
     const double m = detail::max_of(x, n);
-    const double s = detail::sum_exp<true>(x, n, m, g);
+    const double s = detail::sum_exp<true, nabla_exp>(x, n, m, g);
     const double scale = 1.0 / s;
     std::size_t i = 0;
 #if NABLA_BENCH_HAND_SIMD

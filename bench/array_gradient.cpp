@@ -22,6 +22,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
+#include <limits>
 #include <new>
 #include <string>
 #include <tuple>
@@ -144,13 +146,55 @@ void bench_sum(std::size_t n, double triad) {
         print_bandwidth("sum", n, 8.0 * static_cast<double>(n), cs[1].best_ns, triad);
 }
 
+// exp over an array in the L1 cache, written into another: xsimd's kernel, nabla's (the one its
+// array expressions use, called directly on batches), and nabla's expression exp(x).
+void bench_exp(std::size_t n) {
+    const auto [x] = nabla::array_variables<1>();
+    const auto f = exp(x);
+    const auto xs = uniform(n, -5.0, 5.0, 13);
+    std::vector<double> out(n);
+    std::vector<contender> cs{{"xsimd::exp"}, {"nabla::simd::exp"}, {"nabla exp(x)"}};
+#if NABLA_BENCH_HAND_SIMD
+    using batch = nabla_bench::hand::detail::batch;
+    const auto on_batches = [&](auto kernel) {
+        std::size_t i = 0;
+        for (; i + batch::size <= n; i += batch::size)
+            kernel(batch::load_unaligned(xs.data() + i)).store_unaligned(out.data() + i);
+        for (; i < n; ++i)
+            out[i] = std::exp(xs[i]);
+        keep(out[n / 2]);
+    };
+    race(
+        cs, calls_for(n), rounds,
+        [&](long) { on_batches([](const batch& b) { return xsimd::exp(b); }); },
+        [&](long) { on_batches([](const batch& b) { return nabla::simd::exp(b); }); },
+        [&](long) {
+            nabla::evaluate_into(f, out, xs);
+            keep(out[n / 2]);
+        });
+    report(title("exp of each element", n).c_str(), cs);
+#endif
+}
+
+// A contender's time against the fastest of the hand-written ones (indices into contenders).
+void print_against_fastest_hand(const std::vector<contender>& contenders,
+                                std::initializer_list<std::size_t> hand,
+                                std::size_t which) {
+    double fastest = std::numeric_limits<double>::infinity();
+    for (const std::size_t k : hand)
+        fastest = std::min(fastest, contenders[k].best_ns);
+    std::printf("  %s / fastest hand-written: %.2f\n", contenders[which].name,
+                contenders[which].best_ns / fastest);
+}
+
 void bench_chain(std::size_t n, double triad) {
     const auto [x, y] = nabla::array_variables<2>();
     const auto f = sum(exp(-0.5 * x) * sqrt(x * x + y * y + 1.0) / (1.0 + y * y));
     const auto xs = uniform(n, -1.0, 1.0, 4), ys = uniform(n, 0.5, 2.0, 5);
     const xt::xtensor<double, 1> xt_xs = to_xtensor(xs), xt_ys = to_xtensor(ys);
     std::vector<double> gx(n), gy(n);
-    std::vector<contender> values{{"hand-written xsimd"}, {"nabla"}, {"xtensor"}};
+    std::vector<contender> values{
+        {"hand-written xsimd"}, {"nabla"}, {"xtensor"}, {"hand-written, nabla's exp"}};
     race(
         values, calls_for(n), rounds,
         [&](long) { keep(nabla_bench::hand::chain_value(xs.data(), ys.data(), n)); },
@@ -158,11 +202,15 @@ void bench_chain(std::size_t n, double triad) {
         [&](long) {
             keep(xt::sum(xt::exp(-0.5 * xt_xs) * xt::sqrt(xt_xs * xt_xs + xt_ys * xt_ys + 1.0) /
                          (1.0 + xt_ys * xt_ys))());
-        });
+        },
+        [&](long) { keep(nabla_bench::hand::chain_value<true>(xs.data(), ys.data(), n)); });
     report(title("element-wise chain, value", n).c_str(), values);
+    print_against_fastest_hand(values, {0, 3}, 1);
 
-    std::vector<contender> gradients{
-        {"hand-written xsimd"}, {"nabla, into arrays"}, {"nabla, new arrays"}};
+    std::vector<contender> gradients{{"hand-written xsimd"},
+                                     {"nabla, into arrays"},
+                                     {"nabla, new arrays"},
+                                     {"hand-written, nabla's exp"}};
     race(
         gradients, calls_for(n), rounds,
         [&](long) {
@@ -178,8 +226,14 @@ void bench_chain(std::size_t n, double triad) {
             const auto [v, a, b] = nabla::value_and_grad(f, xs, ys);
             keep(v);
             keep(a[n / 2]);
+        },
+        [&](long) {
+            keep(nabla_bench::hand::chain_value_and_grad<true>(xs.data(), ys.data(), n, gx.data(),
+                                                               gy.data()));
+            keep(gx[n / 2]);
         });
     report(title("element-wise chain, value and gradient", n).c_str(), gradients);
+    print_against_fastest_hand(gradients, {0, 3}, 1);
     std::printf("  nabla gradient / nabla value: %.2f\n", gradients[1].best_ns / values[1].best_ns);
     nabla_bench::record(title("element-wise chain", n).c_str(), "nabla", "gradient / value",
                         gradients[1].best_ns / values[1].best_ns);
@@ -312,7 +366,8 @@ void bench_logsumexp(std::size_t n) {
     std::vector<contender> values{{"hand-written xsimd"},
                                   {"nabla logsumexp(x)"},
                                   {"nabla log(sum(exp(x - max)))"},
-                                  {"xtensor"}};
+                                  {"xtensor"},
+                                  {"hand-written, nabla's exp"}};
     race(
         values, calls_for(n), rounds,
         [&](long) { keep(nabla_bench::hand::logsumexp_value(xs.data(), n)); },
@@ -320,13 +375,16 @@ void bench_logsumexp(std::size_t n) {
         [&](long) {
             const double m = xt::amax(xt_xs)();
             keep(std::log(xt::sum(xt::exp(xt_xs - m))()) + m);
-        });
+        },
+        [&](long) { keep(nabla_bench::hand::logsumexp_value<true>(xs.data(), n)); });
     report(title("log-sum-exp, value", n).c_str(), values);
+    print_against_fastest_hand(values, {0, 4}, 1);
 
     std::vector<contender> gradients{{"hand-written xsimd"},
                                      {"nabla logsumexp(x)"},
                                      {"nabla log(sum(exp(x - max)))"},
-                                     {"nabla tape, whole arrays"}};
+                                     {"nabla tape, whole arrays"},
+                                     {"hand-written, nabla's exp"}};
     const auto generic = [](const auto& v) {
         using std::log;
         const auto m = amax(v);
@@ -349,8 +407,13 @@ void bench_logsumexp(std::size_t n) {
         [&](long) {
             const auto r = nabla::value_and_grad(nabla::mode::arrays, generic, xs);
             keep(r.value);
+        },
+        [&](long) {
+            keep(nabla_bench::hand::logsumexp_value_and_grad<true>(xs.data(), n, g.data()));
+            keep(g[n / 2]);
         });
     report(title("log-sum-exp, value and gradient", n).c_str(), gradients);
+    print_against_fastest_hand(gradients, {0, 4}, 1);
     std::printf("  nabla gradient / nabla value: %.2f\n", gradients[1].best_ns / values[1].best_ns);
     nabla_bench::record(title("log-sum-exp", n).c_str(), "nabla", "gradient / value",
                         gradients[1].best_ns / values[1].best_ns);
@@ -803,11 +866,13 @@ int main(int argc, char** argv) {
             bench_heat(n);
     if (!only.empty() && only != "sum" && only != "chain" && only != "rosenbrock" &&
         only != "logsumexp" && only != "dense" && only != "threads" && only != "matmul" &&
-        only != "second" && only != "network")
+        only != "second" && only != "network" && only != "exp")
         return 0;
     const double triad = triad_bandwidth(10'000'000);
     std::printf("STREAM triad, n = 1e7: %.2f GB/s\n\n", triad * 1e-9);
     nabla_bench::record("triad, n = 1e7", "hand-written xsimd", "GB/s", triad * 1e-9);
+    if (want("exp"))
+        bench_exp(4096);
     for (const std::size_t n : {1'000UL, 100'000UL, 10'000'000UL})
         if (want("sum"))
             bench_sum(n, triad);

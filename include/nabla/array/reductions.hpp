@@ -20,6 +20,7 @@
 
 #include "../config.hpp"
 #include "../core/build.hpp"
+#include "../rules/exp_log.hpp"
 #include "../rules/rule.hpp"
 #include "expression.hpp"
 
@@ -208,24 +209,12 @@ struct norm_kind {
 // exp(v - m) is taken as 1 where v == m, so infinite elements give +inf or -inf, not NaN.
 struct logsumexp_kind {
     static constexpr const char* name = "logsumexp";
-    // The difference is at most 0 here. Below -708.39, where exp's result is subnormal, xsimd's
-    // exp gives 0; so does every element, in a batch or not (softmax weights under 2^-1022 are 0).
-    // xsimd's exp must see neither -inf nor NaN (it converts its argument to an integer), unless
-    // that conversion is one instruction (rules::converts_in_hardware).
+    // exp(a - b) for a <= b: the exp rule's, on lanes nabla's own kernel, whose results are the C
+    // library's within an ulp (subnormal weights included) in a batch and in the scalar tail.
     template <class L>
     NABLA_ALWAYS_INLINE static L exp_difference(const L& a, const L& b) {
-        using std::exp;
-        const L d = detail::pick(a == b, L(0.0), a - b);
-        if constexpr (rules::converts_in_hardware<L>) {
-            return exp(d);
-        } else {
-            const auto nan = rules::is_nan(d);
-            return detail::pick(nan, d,
-                                exp(detail::pick(nan || d <= L(min_exponent), L(-1000.0), d)));
-        }
+        return rules::exp_rule::value(detail::pick(a == b, L(0.0), a - b));
     }
-    // xsimd's bound for exp: its results are 0 at and below it.
-    static constexpr double min_exponent = -708.3964185322641;
     template <class L>
     struct state {
         L top = L(-detail::inf);

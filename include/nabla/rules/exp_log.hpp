@@ -15,8 +15,16 @@ struct exp_rule {
     static constexpr std::size_t arity = 1;
     template <class X>
     static constexpr auto value(const X& x) {
-        using std::exp;
-        return exp(x);
+        const auto plain = [](const auto& v) {
+            using std::exp;
+            return exp(v);
+        };
+        if constexpr (OwnExponential<X>)
+            return lanes_exponential<X>::exp(x);
+        else if constexpr (Lanes<X>)
+            return per_lane(plain, x);
+        else
+            return plain(x);
     }
     template <std::size_t I, class Y, class X>
     static constexpr auto partial(const Y& y, const X&) {
@@ -34,8 +42,16 @@ struct exp2_rule {
     static constexpr std::size_t arity = 1;
     template <class X>
     static constexpr auto value(const X& x) {
-        using std::exp2;
-        return exp2(x);
+        const auto plain = [](const auto& v) {
+            using std::exp2;
+            return exp2(v);
+        };
+        if constexpr (OwnExponential<X>)
+            return lanes_exponential<X>::exp2(x);
+        else if constexpr (Lanes<X>)
+            return per_lane(plain, x);
+        else
+            return plain(x);
     }
     template <std::size_t I, class Y, class X>
     static constexpr auto partial(const Y& y, const X&) {
@@ -154,17 +170,10 @@ inline constexpr bool native_value_on_lanes<log2_rule> = false;
 template <>
 inline constexpr bool native_value_on_lanes<log10_rule> = false;
 
-// Where xsimd 8.1 converts the argument to an integer out of range, or gives 0 or infinity where
-// the C library's result is subnormal or finite (exp beyond -708.39 and 709.43, exp2 beyond
-// -1022 and 1023): rules/rule.hpp, lanes_limit.
-template <>
-inline constexpr double lanes_limit<exp_rule> = 708.39;
 template <>
 inline constexpr bool cheap_partials<exp_rule> = true;
 template <>
 inline constexpr bool cheap_partials<exp2_rule> = true;
-template <>
-inline constexpr double lanes_limit<exp2_rule> = 1022.0;
 template <>
 inline constexpr double lanes_limit<expm1_rule> = 700.0;
 

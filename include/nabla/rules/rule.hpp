@@ -107,6 +107,16 @@ T per_lane(F f, const T& first, const Ts&... rest) {
     return T::load_unaligned(out.data());
 }
 
+// exp and exp2 on lanes where nabla has kernels of its own (batches of doubles: simd/exp.hpp,
+// which specialises this); other lanes run them lane by lane on the C library's.
+template <class T>
+struct lanes_exponential {};
+template <class T>
+concept OwnExponential = requires(const T& x) {
+    lanes_exponential<T>::exp(x);
+    lanes_exponential<T>::exp2(x);
+};
+
 // per_lane for a batch that rarely needs it (an element beyond lanes_limit), out of the loop's
 // way: inlined, its calls make clang++ keep a fused loop's values in memory, 1.6x slower.
 template <class F, class T, class... Ts>
@@ -137,16 +147,6 @@ inline constexpr bool cheap_partials = false;
 // comparison a batch. 0: no such limit.
 template <class Rule>
 inline constexpr double lanes_limit = 0.0;
-
-// Whether xsimd converts lanes of T to integers by one instruction (AVX-512 DQ's vcvttpd2qq),
-// defined for every argument: its exp then gives 0, infinity and NaN beyond its range by itself.
-template <class T>
-inline constexpr bool converts_in_hardware =
-#if defined(__AVX512DQ__)
-    sizeof(T) == 64;
-#else
-    false;
-#endif
 
 template <class T>
 NABLA_ALWAYS_INLINE bool beyond(const T& x, double limit) {

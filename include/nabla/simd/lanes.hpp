@@ -8,6 +8,7 @@
 
 #include "../concepts.hpp"
 #include "../literal.hpp"
+#include "exp.hpp"
 
 namespace nabla {
 
