@@ -158,7 +158,7 @@ void bench_exp(std::size_t n) {
     using batch = nabla_bench::hand::detail::batch;
     const auto on_batches = [&](auto kernel) {
         std::size_t i = 0;
-        for (; i + batch::size <= n; i += batch::size)
+        for (; i < nabla_bench::hand::detail::whole(n, batch::size); i += batch::size)
             kernel(batch::load_unaligned(xs.data() + i)).store_unaligned(out.data() + i);
         for (; i < n; ++i)
             out[i] = std::exp(xs[i]);
