@@ -698,15 +698,35 @@ struct fusion {
     }();
 };
 
-// A loop's accumulators merged in order, then its lanes, into one state of plain numbers.
+// Merges states k and k + Step for every k a multiple of 2 Step, then again with 2 Step, until one
+// state holds them all: a fixed order whose chain of dependent merges is log2 long. Written out
+// at compile time (loops over the steps stay loops over memory).
+template <std::size_t Step, class S, std::size_t N>
+NABLA_ALWAYS_INLINE void merge_pairwise(std::array<S, N>& s) {
+    if constexpr (Step < N) {
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+            (
+                [&] {
+                    if constexpr (K * 2 * Step + Step < N)
+                        s[K * 2 * Step].merge(s[K * 2 * Step + Step]);
+                }(),
+                ...);
+        }
+        (std::make_index_sequence<(N + 2 * Step - 1) / (2 * Step)>{});
+        merge_pairwise<2 * Step>(s);
+    }
+}
+
+// A loop's accumulators, then its lanes, merged pairwise into one state of plain numbers.
 template <std::size_t W, class State, std::size_t U>
 NABLA_ALWAYS_INLINE auto fold_states(std::array<State, U>& states) {
-    for (std::size_t u = 1; u < U; ++u)
-        states[0].merge(states[u]);
-    auto scalar = states[0].lane(0);
-    for (std::size_t k = 1; k < W; ++k)
-        scalar.merge(states[0].lane(k));
-    return scalar;
+    merge_pairwise<1>(states);
+    auto lanes = [&]<std::size_t... K>(std::index_sequence<K...>) {
+        return std::array{states[0].lane(K)...};
+    }
+    (std::make_index_sequence<W>{});
+    merge_pairwise<1>(lanes);
+    return lanes[0];
 }
 
 // A value-only loop over reduction J's elements with another kind (logsumexp's maximum).
@@ -878,17 +898,18 @@ fused_range(Run& run, std::size_t n, double pre, std::size_t c0, const Hook& hoo
                 }
             }(),
             ...);
-        const std::size_t blocks_end = n - n % (unroll * W);
-        std::size_t i = 0;
-        for (; i + W <= n; i += W) {
+        // A copy the compiler knows no store reaches (a SIMD store may alias any memory).
+        const std::size_t count = n;
+        const std::size_t blocks_end = count - count % (unroll * W);
+        // One batch at i: its adjoints stored; its value and its seed's shape returned, for the
+        // caller to accumulate (a state passed in by reference would stay in memory).
+        const auto batch = [&](std::size_t i) NABLA_INLINE_LAMBDA {
             hook.before(i, W);
             const auto leaves = load_leaves<L, E>(at, results, i);
             element_values<L, E, Run::pool_size> values{{}, pool, leaves};
             values.forward();
             const L v = values.value[S::size - 1];
             const L shape = kind::shape(v, pre);
-            if constexpr (accumulates<P, kind>)
-                fused_add<kind>(states[i < blocks_end ? (i / W) % unroll : 0], v, shape);
             adjoint_sweep<S, L, Run::pool_size, std::array<L, leaf_count>> sweep{values, {}};
             sweep.run(shape);
             // Read from the sweep where used: a copy into an array of its own is kept in memory
@@ -919,7 +940,29 @@ fused_range(Run& run, std::size_t n, double pre, std::size_t c0, const Hook& hoo
                 }(),
                 ...);
             hook.after(i, W);
+            return std::pair{v, shape};
+        };
+        const auto accumulate = [&](state& acc, const std::pair<L, L>& v) NABLA_INLINE_LAMBDA {
+            if constexpr (accumulates<P, kind>)
+                fused_add<kind>(acc, v.first, v.second);
+        };
+        std::size_t i = 0;
+        // Batch b of the whole blocks goes to state b % 4: the states turn by one each batch
+        // (register renames, where an index computed at run time would keep them in memory), and
+        // are back in order after each block.
+        static_assert(unroll == 4);
+        state s0 = states[0], s1 = states[1], s2 = states[2], s3 = states[3];
+        for (; i < blocks_end; i += W) {
+            accumulate(s0, batch(i));
+            const state first = s0;
+            s0 = s1;
+            s1 = s2;
+            s2 = s3;
+            s3 = first;
         }
+        for (; i + W <= count; i += W)
+            accumulate(s0, batch(i));
+        states = {s0, s1, s2, s3};
         auto scalar = fold_states<W>(states);
         if constexpr (!Last) {
             part.carried = previous;
@@ -962,9 +1005,9 @@ fused_range(Run& run, std::size_t n, double pre, std::size_t c0, const Hook& hoo
         const auto scalar_results = run.template result_lanes<double>();
         std::array<double, leaf_count> tail_adjoint{};
         const std::size_t rest = i;
-        if (rest < n)
-            hook.before(rest, n - rest);
-        for (; i < n; ++i)
+        if (rest < count)
+            hook.before(rest, count - rest);
+        for (; i < count; ++i)
             fused_tail_element<P, J>(
                 at, scalar_pool, scalar_results, i, pre, tail,
                 [&]<std::size_t k>(std::integral_constant<std::size_t, k>, double a) {
@@ -973,8 +1016,8 @@ fused_range(Run& run, std::size_t n, double pre, std::size_t c0, const Hook& hoo
                     else if constexpr (!is_array_leaf_code(E::codes[k]))
                         tail_adjoint[k] += a;
                 });
-        if (rest < n)
-            hook.after(rest, n - rest);
+        if (rest < count)
+            hook.after(rest, count - rest);
         (
             [&] {
                 if constexpr (!is_array_leaf_code(E::codes[K]))
@@ -1605,7 +1648,7 @@ void scale_fused(Run& run) {
 // The rows and columns of a group's loop, each member's recorded; throws if the members' shapes
 // differ.
 template <class P, std::size_t Group, class Run>
-extent group_extent(Run& run) {
+NABLA_ALWAYS_INLINE extent group_extent(Run& run) {
     constexpr auto members = group_members<P, Group>;
     const extent e =
         run.template extent_of<typename P::template body<members.first[0]>>("a reduction");
@@ -1640,7 +1683,7 @@ void check_lengths(Run& run) {
 // accumulates in four states per lane (independent chains the processor overlaps), merged in a
 // fixed order at the end; the members' states.
 template <class P, std::size_t Group, class Run>
-auto forward_range(Run& run, extent e) {
+NABLA_ALWAYS_INLINE auto forward_range(Run& run, extent e) {
     constexpr auto members = group_members<P, Group>;
     const std::size_t n = e.cols;
     using L = lanes;
@@ -1692,8 +1735,16 @@ auto forward_range(Run& run, extent e) {
     (std::make_index_sequence<members.second>{});
 }
 
+// forward_range for one chunk of several: inlined once, where the whole loop is one chunk, and
+// called here for the chunks, so that a small loop pays no call and a group's loop is not
+// compiled twice into one function.
+template <class P, std::size_t Group, class Run>
+[[gnu::noinline]] auto forward_range_apart(Run& run, extent e) {
+    return forward_range<P, Group>(run, e);
+}
+
 template <class P, std::size_t Group, bool Gradient, class Run>
-void forward_group(Run& run) {
+NABLA_ALWAYS_INLINE void forward_group(Run& run) {
     constexpr auto members = group_members<P, Group>;
     const extent e = group_extent<P, Group>(run);
     if constexpr (Gradient && fusion<P>::fused[Group] != P::count) {
@@ -1715,7 +1766,7 @@ void forward_group(Run& run) {
                 return chunk_run<P, typename P::template body<members.first[M]>...>(run, cut, c);
             }
             (std::make_index_sequence<members.second>{});
-            parts[c] = forward_range<P, Group>(sub, cut.part(c));
+            parts[c] = forward_range_apart<P, Group>(sub, cut.part(c));
         });
         for (std::size_t c = 1; c < cut.count; ++c)
             [&]<std::size_t... M>(std::index_sequence<M...>) {
