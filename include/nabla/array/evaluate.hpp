@@ -947,22 +947,13 @@ fused_range(Run& run, std::size_t n, double pre, std::size_t c0, const Hook& hoo
                 fused_add<kind>(acc, v.first, v.second);
         };
         std::size_t i = 0;
-        // Batch b of the whole blocks goes to state b % 4: the states turn by one each batch
-        // (register renames, where an index computed at run time would keep them in memory), and
-        // are back in order after each block.
-        static_assert(unroll == 4);
-        state s0 = states[0], s1 = states[1], s2 = states[2], s3 = states[3];
-        for (; i < blocks_end; i += W) {
-            accumulate(s0, batch(i));
-            const state first = s0;
-            s0 = s1;
-            s1 = s2;
-            s2 = s3;
-            s3 = first;
-        }
+        // Whole blocks of four batches, batch u of a block into state u (indices the compiler
+        // sees, so the states stay in registers), then the batches left into state 0.
+        for (; i < blocks_end; i += unroll * W)
+            for (std::size_t u = 0; u < unroll; ++u)
+                accumulate(states[u], batch(i + u * W));
         for (; i + W <= count; i += W)
-            accumulate(s0, batch(i));
-        states = {s0, s1, s2, s3};
+            accumulate(states[0], batch(i));
         auto scalar = fold_states<W>(states);
         if constexpr (!Last) {
             part.carried = previous;
