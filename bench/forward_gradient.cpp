@@ -1,7 +1,8 @@
 // Forward-mode gradients of ordinary generic functions with few inputs, side by side with a
 // hand-written gradient and with the forward-mode peers in Debian: Ceres' Jet and Eigen's
-// fixed-size AutoDiffScalar: the seed function and the extended Rosenbrock function at n = 16 and
-// n = 64, each as a ratio to the hand-written gradient.
+// fixed-size AutoDiffScalar: the seed function, the Hamiltonians of the Henon-Heiles system and of
+// the double pendulum (4 inputs each), and the extended Rosenbrock function at n = 16 and n = 64,
+// each as a ratio to the hand-written gradient.
 //
 //   build-gcc/bench/forward_gradient
 
@@ -55,6 +56,116 @@ const auto rosenbrock = [](const auto& x) {
     using A = Eigen::AutoDiffScalar<Eigen::Matrix<double, 2, 1>>;
     const A y = seed(A(x1, 2, 0), A(x2, 2, 1));
     return {y.value(), y.derivatives()[0], y.derivatives()[1]};
+}
+
+// Hamiltonians of 4 phase-space coordinates (q1, q2, p1, p2).
+const auto henon_heiles = [](const auto& z) {
+    return 0.5 * (z[2] * z[2] + z[3] * z[3]) + 0.5 * (z[0] * z[0] + z[1] * z[1]) +
+           z[0] * z[0] * z[1] - z[1] * z[1] * z[1] / 3.0;
+};
+
+// Unit masses, lengths and gravity; q1, q2 the angles from the vertical, p1, p2 their momenta.
+const auto double_pendulum = [](const auto& z) {
+    using std::cos, std::sin;
+    const auto d = z[0] - z[1];
+    const auto c = cos(d), s = sin(d);
+    return (z[2] * z[2] + 2.0 * z[3] * z[3] - 2.0 * z[2] * z[3] * c) / (2.0 * (1.0 + s * s)) -
+           2.0 * cos(z[0]) - cos(z[1]);
+};
+
+using phase = std::array<double, 4>;
+using value_gradient = std::array<double, 5>;
+
+[[gnu::noinline]] value_gradient henon_heiles_by_hand(const phase& z) {
+    const double x = z[0], y = z[1];
+    const double value =
+        0.5 * (z[2] * z[2] + z[3] * z[3]) + 0.5 * (x * x + y * y) + x * x * y - y * y * y / 3.0;
+    return {value, x + 2.0 * x * y, y + x * x - y * y, z[2], z[3]};
+}
+
+[[gnu::noinline]] value_gradient double_pendulum_by_hand(const phase& z) {
+    const double d = z[0] - z[1];
+    const double c = std::cos(d), s = std::sin(d);
+    const double p1 = z[2], p2 = z[3];
+    const double inverse = 1.0 / (1.0 + s * s);
+    const double numerator = p1 * p1 + 2.0 * p2 * p2 - 2.0 * p1 * p2 * c;
+    const double kinetic = 0.5 * numerator * inverse;
+    const double s1 = std::sin(z[0]), c1 = std::cos(z[0]), s2 = std::sin(z[1]), c2 = std::cos(z[1]);
+    const double dkinetic = (p1 * p2 * s - kinetic * 2.0 * s * c) * inverse;  // d/dq1 = -d/dq2
+    return {kinetic - 2.0 * c1 - c2, dkinetic + 2.0 * s1, -dkinetic + s2, (p1 - p2 * c) * inverse,
+            (2.0 * p2 - p1 * c) * inverse};
+}
+
+template <class F>
+[[gnu::noinline]] value_gradient hamiltonian_by_nabla(const F& f, const phase& z) {
+    const auto [value, gradient] = nabla::value_and_grad(f, z);
+    return {value, gradient[0], gradient[1], gradient[2], gradient[3]};
+}
+
+template <class F>
+[[gnu::noinline]] value_gradient hamiltonian_by_jet(const F& f, const phase& z) {
+    using J = ceres::Jet<double, 4>;
+    const std::array<J, 4> active{J(z[0], 0), J(z[1], 1), J(z[2], 2), J(z[3], 3)};
+    const J y = f(active);
+    return {y.a, y.v[0], y.v[1], y.v[2], y.v[3]};
+}
+
+template <class F>
+[[gnu::noinline]] value_gradient hamiltonian_by_eigen(const F& f, const phase& z) {
+    using A = Eigen::AutoDiffScalar<Eigen::Matrix<double, 4, 1>>;
+    const std::array<A, 4> active{A(z[0], 4, 0), A(z[1], 4, 1), A(z[2], 4, 2), A(z[3], 4, 3)};
+    const A y = f(active);
+    return {y.value(), y.derivatives()[0], y.derivatives()[1], y.derivatives()[2],
+            y.derivatives()[3]};
+}
+
+// The Christoffel symbols of the Schwarzschild metric (M = 1) at x = (t, r, theta, phi), index
+// a * 16 + b * 4 + c for Gamma^a_bc: by nabla::jacobian of the metric, and in closed form.
+const auto schwarzschild = [](const auto& x) {
+    using std::sin;
+    using T = std::remove_cvref_t<decltype(x[0])>;
+    const T r = x[1];
+    const T s = sin(x[2]);
+    const T f = 1.0 - 2.0 / r;
+    std::array<T, 16> g{};
+    g[0] = -f;
+    g[5] = 1.0 / f;
+    g[10] = r * r;
+    g[15] = r * r * s * s;
+    return g;
+};
+
+using symbols = std::array<double, 64>;
+
+[[gnu::noinline]] symbols christoffel_by_nabla(const phase& x) {
+    const auto g = schwarzschild(x);
+    const auto dg = nabla::jacobian(schwarzschild, x);  // 16 x 4, fixed size: d g_ab / d x^c
+    symbols gamma;
+    for (std::size_t a = 0; a < 4; ++a) {
+        const double half_inverse = 0.5 / g[a * 5];  // the metric is diagonal
+        for (std::size_t b = 0; b < 4; ++b)
+            for (std::size_t c = 0; c < 4; ++c)
+                gamma[a * 16 + b * 4 + c] =
+                    half_inverse * (dg(a * 4 + c, b) + dg(a * 4 + b, c) - dg(b * 4 + c, a));
+    }
+    return gamma;
+}
+
+[[gnu::noinline]] symbols christoffel_by_hand(const phase& x) {
+    const double r = x[1], s = std::sin(x[2]), c = std::cos(x[2]);
+    const double f = 1.0 - 2.0 / r, inverse_r = 1.0 / r;
+    symbols gamma{};
+    const double trt = 1.0 / (r * r * f);
+    gamma[0 * 16 + 0 * 4 + 1] = gamma[0 * 16 + 1 * 4 + 0] = trt;
+    gamma[1 * 16 + 0 * 4 + 0] = f / (r * r);
+    gamma[1 * 16 + 1 * 4 + 1] = -trt;
+    gamma[1 * 16 + 2 * 4 + 2] = -r * f;
+    gamma[1 * 16 + 3 * 4 + 3] = -r * f * s * s;
+    gamma[2 * 16 + 1 * 4 + 2] = gamma[2 * 16 + 2 * 4 + 1] = inverse_r;
+    gamma[2 * 16 + 3 * 4 + 3] = -s * c;
+    gamma[3 * 16 + 1 * 4 + 3] = gamma[3 * 16 + 3 * 4 + 1] = inverse_r;
+    gamma[3 * 16 + 2 * 4 + 3] = gamma[3 * 16 + 3 * 4 + 2] = c / s;
+    return gamma;
 }
 
 template <std::size_t N>
@@ -154,6 +265,52 @@ int race_rosenbrock(long calls) {
     return 0;
 }
 
+template <class F, class Hand>
+int race_hamiltonian(const char* title, const F& f, Hand hand, long calls) {
+    std::vector<phase> points(256);
+    for (std::size_t p = 0; p < points.size(); ++p)
+        points[p] = {0.3 * std::sin(0.1 * double(p)), 0.2 * std::cos(0.13 * double(p)),
+                     0.4 * std::cos(0.07 * double(p)), -0.3 * std::sin(0.05 * double(p))};
+    for (const auto& z : points) {
+        const auto h = hand(z);
+        if (!agree(h, hamiltonian_by_nabla(f, z)) || !agree(h, hamiltonian_by_jet(f, z)) ||
+            !agree(h, hamiltonian_by_eigen(f, z))) {
+            std::printf("%s: gradients differ\n", title);
+            return 1;
+        }
+    }
+    std::vector<nabla_bench::contender> c{{"hand-written gradient"},
+                                          {"nabla::value_and_grad (dual)"},
+                                          {"ceres::Jet"},
+                                          {"Eigen::AutoDiffScalar"}};
+    const auto at = [&](long i) -> const phase& { return points[i & 255]; };
+    nabla_bench::race(
+        c, calls, 15, [&](long i) { keep_gradient(hand(at(i))); },
+        [&](long i) { keep_gradient(hamiltonian_by_nabla(f, at(i))); },
+        [&](long i) { keep_gradient(hamiltonian_by_jet(f, at(i))); },
+        [&](long i) { keep_gradient(hamiltonian_by_eigen(f, at(i))); });
+    nabla_bench::report(title, c);
+    return 0;
+}
+
+int race_christoffel(long calls) {
+    std::vector<phase> points(256);
+    for (std::size_t p = 0; p < points.size(); ++p)
+        points[p] = {0.0, 3.0 + 0.05 * double(p), 0.3 + 0.01 * double(p), 0.1};
+    for (const auto& x : points)
+        if (!agree(christoffel_by_hand(x), christoffel_by_nabla(x))) {
+            std::printf("Christoffel symbols differ\n");
+            return 1;
+        }
+    std::vector<nabla_bench::contender> c{{"closed form"}, {"nabla::jacobian of the metric"}};
+    const auto at = [&](long i) -> const phase& { return points[i & 255]; };
+    nabla_bench::race(
+        c, calls, 15, [&](long i) { keep_gradient(christoffel_by_hand(at(i))); },
+        [&](long i) { keep_gradient(christoffel_by_nabla(at(i))); });
+    nabla_bench::report("Schwarzschild Christoffel symbols (64), from the metric", c);
+    return 0;
+}
+
 }  // namespace
 
 int main() {
@@ -181,6 +338,13 @@ int main() {
         [&](long i) { keep_gradient(seed_by_jet(a[i], b[i])); },
         [&](long i) { keep_gradient(seed_by_eigen(a[i], b[i])); });
     nabla_bench::report("seed function, value and gradient", seed_race);
+    if (race_hamiltonian("Henon-Heiles Hamiltonian (4 inputs), value and gradient", henon_heiles,
+                         henon_heiles_by_hand, calls) != 0 ||
+        race_hamiltonian("double pendulum Hamiltonian (4 inputs), value and gradient",
+                         double_pendulum, double_pendulum_by_hand, calls / 4) != 0)
+        return 1;
+    if (race_christoffel(calls / 4) != 0)
+        return 1;
     if (race_rosenbrock<16>(1 << 17) != 0)
         return 1;
     if (race_rosenbrock<64>(1 << 14) != 0)

@@ -14,6 +14,10 @@
 //   auto [value, gx] = nabla::value_and_grad(nabla::mode::arrays, f, xs);
 //   xt::xtensor<double, 2> J = nabla::jacobian(nabla::mode::arrays, f, xs);   // with xtensor
 
+// clang-format off
+#include "config.hpp"  // first: it checks the language standard
+// clang-format on
+
 #include "api/arrays.hpp"
 #include "array/active.hpp"
 #include "array/evaluate.hpp"

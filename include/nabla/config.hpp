@@ -1,6 +1,11 @@
 #pragma once
 // User-overridable macros. Each follows one pattern: define it before including nabla to override.
 
+// nabla is written in C++20 (concepts, requires-clauses): say so before any of it fails to parse.
+#if (defined(_MSVC_LANG) ? _MSVC_LANG : __cplusplus) <= 201703L
+#error "nabla needs C++20: compile with -std=c++20 (g++ 12, clang++ 14 or newer; MSVC /std:c++20)."
+#endif
+
 // Marks every function that may run on a GPU; empty on the host compilers.
 #ifndef NABLA_HOST_DEVICE
 #if defined(__CUDACC__)

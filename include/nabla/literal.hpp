@@ -41,36 +41,37 @@ constexpr T as(C) {
     return static_cast<T>(C::value);
 }
 
-// Plain-number arithmetic: the result has the number's type.
-template <CompileTimeConstant C, Number T>
+// Plain-number arithmetic (and arithmetic with an active variable of reverse mode, which records
+// it): the result has the number's type.
+template <CompileTimeConstant C, ArgumentNumber T>
 constexpr T operator+(C c, const T& x) {
     return as<T>(c) + x;
 }
-template <CompileTimeConstant C, Number T>
+template <CompileTimeConstant C, ArgumentNumber T>
 constexpr T operator+(const T& x, C c) {
     return x + as<T>(c);
 }
-template <CompileTimeConstant C, Number T>
+template <CompileTimeConstant C, ArgumentNumber T>
 constexpr T operator-(C c, const T& x) {
     return as<T>(c) - x;
 }
-template <CompileTimeConstant C, Number T>
+template <CompileTimeConstant C, ArgumentNumber T>
 constexpr T operator-(const T& x, C c) {
     return x - as<T>(c);
 }
-template <CompileTimeConstant C, Number T>
+template <CompileTimeConstant C, ArgumentNumber T>
 constexpr T operator*(C c, const T& x) {
     return as<T>(c) * x;
 }
-template <CompileTimeConstant C, Number T>
+template <CompileTimeConstant C, ArgumentNumber T>
 constexpr T operator*(const T& x, C c) {
     return x * as<T>(c);
 }
-template <CompileTimeConstant C, Number T>
+template <CompileTimeConstant C, ArgumentNumber T>
 constexpr T operator/(C c, const T& x) {
     return as<T>(c) / x;
 }
-template <CompileTimeConstant C, Number T>
+template <CompileTimeConstant C, ArgumentNumber T>
 constexpr T operator/(const T& x, C c) {
     return x / as<T>(c);
 }

@@ -9,10 +9,13 @@
 //   auto fx = nabla::d(f, x);                       // 1/x + y, an expression
 //   auto [value, gradient] = nabla::value_and_grad(f, 2.0, 5.0);
 
+// clang-format off
+#include "config.hpp"  // first: it checks the language standard
+// clang-format on
+
 #include "api/grad.hpp"
 #include "api/reverse.hpp"
 #include "concepts.hpp"
-#include "config.hpp"
 #include "core/build.hpp"
 #include "core/derivative.hpp"
 #include "core/evaluate.hpp"
@@ -25,7 +28,9 @@
 #include "core/print.hpp"
 #include "forward/custom.hpp"
 #include "forward/dual.hpp"
+#include "forward/series_tape.hpp"
 #include "forward/taylor.hpp"
+#include "forward/taylor_ode.hpp"
 #include "literal.hpp"
 #include "reverse/active.hpp"
 #include "reverse/checkpoint.hpp"

@@ -1,6 +1,10 @@
 #pragma once
 // The rule table: every elementary operation of nabla, defined once.
 
+// clang-format off
+#include "config.hpp"  // first: it checks the language standard
+// clang-format on
+
 #include "rules/arithmetic.hpp"
 #include "rules/exp_log.hpp"
 #include "rules/hyperbolic.hpp"

@@ -7,6 +7,10 @@
 #error "nabla/tensor.hpp uses xtensor, and NABLA_NO_XTENSOR is defined"
 #endif
 
+// clang-format off
+#include "config.hpp"  // first: it checks the language standard
+// clang-format on
+
 #include "api/hessian.hpp"
 #include "api/jacobian.hpp"
 #include "nabla.hpp"

@@ -64,6 +64,12 @@ struct container_traits<std::vector<T, A>> {
     }
 };
 
+// The number of elements of a container, as a std::size_t (Eigen's sizes are signed).
+template <class C>
+constexpr std::size_t size_of(const C& c) {
+    return static_cast<std::size_t>(c.size());
+}
+
 // The k-th element in storage order.
 template <class C>
 constexpr decltype(auto) element(C& c, std::size_t k) {
@@ -75,7 +81,29 @@ constexpr decltype(auto) element(C& c, std::size_t k) {
 
 template <class C>
 concept NumberContainer = container_traits<std::remove_cvref_t<C>>::supported &&
-    Number<typename std::remove_cvref_t<C>::value_type>;
+    ArgumentNumber<typename std::remove_cvref_t<C>::value_type>;
+
+// Whether the arguments hold active variables of an enclosing reverse derivative (at any depth of
+// dual numbers). The tape does not record its own sweep, so a reverse derivative inside a reverse
+// one runs in forward mode (reverse over forward), which the outer tape records.
+template <class T>
+constexpr bool holds_recorded() {
+    if constexpr (is_recorded_number_v<T>)
+        return true;
+    else if constexpr (DualLike<T>)
+        return holds_recorded<typename T::value_type>();
+    else
+        return false;
+}
+template <class A>
+constexpr bool recorded_argument() {
+    if constexpr (container_traits<std::remove_cvref_t<A>>::supported)
+        return holds_recorded<typename std::remove_cvref_t<A>::value_type>();
+    else
+        return holds_recorded<std::remove_cvref_t<A>>();
+}
+template <class... Args>
+inline constexpr bool recorded_arguments = (recorded_argument<Args>() || ...);
 
 // The same kind of container, holding D.
 template <class C, class D>

@@ -17,7 +17,8 @@ if [[ "$found_version" != "$expected_version" ]]; then
     exit 1
 fi
 
+# No -std flag of the consumer's own: the .pc file's Cflags carry -std=c++20.
 read -r -a cflags <<<"$(run pkg-config --cflags nabla)"
-run "${cxx_cmd[@]}" -std=c++20 -Wall -Wextra -Wpedantic -Werror "${cflags[@]}" \
+run "${cxx_cmd[@]}" -Wall -Wextra -Wpedantic -Werror "${cflags[@]}" \
     "$consumers_dir/main.cpp" -o "$work_dir/consumer"
 run "$work_dir/consumer"

@@ -60,7 +60,7 @@ bool array_hessian_columns(const F& f, const Arg& x, std::size_t first, matrix<d
     for (std::size_t i = 0; i < n; ++i)
         for (std::size_t c = 0; c < W && first + c < n; ++c) {
             h(i, first + c) = a[i].tangent[c];
-            nan = nan || a[i].tangent[c] != a[i].tangent[c];
+            nan = nan || is_nan(a[i].tangent[c]);
         }
     return nan;
 }

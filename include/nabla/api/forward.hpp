@@ -68,6 +68,22 @@ constexpr void check_generic() {
                   "[](double x, double y) { return std::sin(x) * y; }.");
 }
 
+// Whether f, called with A..., returns one number: evaluated in the condition of its callers'
+// `if constexpr`, so that a function with several outputs gets this message first.
+template <class F, class... A>
+constexpr bool one_output() {
+    if constexpr (std::is_invocable_v<const F&, const A&...>) {
+        using Y = std::remove_cvref_t<std::invoke_result_t<const F&, const A&...>>;
+        constexpr bool ok = !container_traits<Y>::supported;
+        static_assert(ok, "nabla::grad(f, ...): f returns several numbers (a container); grad "
+                          "and value_and_grad take a function with one output. For several "
+                          "outputs, use nabla::jacobian (or nabla::vjp).");
+        return ok;
+    } else {
+        return true;
+    }
+}
+
 // The I-th unit vector of N, a constant in memory (so that a vector load reads it whole).
 template <std::size_t I, class T, std::size_t N>
 inline constexpr std::array<T, N> unit = [] {
@@ -75,6 +91,34 @@ inline constexpr std::array<T, N> unit = [] {
     e[I] = T(1);
     return e;
 }();
+
+// Seeds element x of a container with direction i, and clears it again, writing whole tangent
+// arrays: a store of one tangent into the array would make the function's wide loads of it wait
+// for the store to drain (a store-forwarding stall, twice the time of Henon-Heiles' gradient).
+template <class T, std::size_t N>
+inline constexpr std::array<std::array<T, N>, N> units = [] {
+    std::array<std::array<T, N>, N> e{};
+    for (std::size_t i = 0; i < N; ++i)
+        e[i][i] = T(1);
+    return e;
+}();
+
+template <class D>
+constexpr void seed(D& x, std::size_t i) {
+    using T = typename D::value_type;
+    if constexpr (D::size != dynamic && D::size <= 64)
+        x.tangent = units<T, D::size>[i];
+    else
+        x.tangent[i] = T(1);
+}
+template <class D>
+constexpr void unseed(D& x, std::size_t i) {
+    using T = typename D::value_type;
+    if constexpr (D::size != dynamic && D::size <= 64)
+        x.tangent = typename D::tangent_type{};
+    else
+        x.tangent[i] = T(0);
+}
 
 // f at the arguments, each seeded with its unit direction (a plain pack expansion: no tuple, no
 // lambda).
@@ -103,7 +147,7 @@ constexpr bool has_nan(const T& x) {
                 return true;
         return false;
     } else {
-        return x != x;
+        return is_nan(x);
     }
 }
 
@@ -135,17 +179,19 @@ NABLA_ALWAYS_INLINE constexpr auto dual_value_and_grad(const F& f, const Args&..
         return value_and_gradient<R, sizeof...(Args)>{static_cast<R>(y), {}};
 }
 
-// Strong dual numbers of the same shape as a dual type D, at every level of nesting.
-template <class D>
+// Strong dual numbers of the same shape as a dual type D, at every level of nesting above R, the
+// arguments' own number type: the levels this transformation made. R itself stays as it is,
+// since an enclosing transformation's numbers (captured by f, or passed in) keep their type.
+template <class D, class R>
 struct strong_dual {
     using type = D;
 };
-template <class T, std::size_t N, bool S>
-struct strong_dual<dual<T, N, S>> {
-    using type = dual<typename strong_dual<T>::type, N, true>;
+template <class T, std::size_t N, bool S, class R>
+requires(!std::is_same_v<dual<T, N, S>, R>) struct strong_dual<dual<T, N, S>, R> {
+    using type = dual<typename strong_dual<T, R>::type, N, true>;
 };
-template <class D>
-using strong_dual_t = typename strong_dual<D>::type;
+template <class D, class R = primal_type_t<D>>
+using strong_dual_t = typename strong_dual<D, R>::type;
 
 template <class F, class... Args>
 NABLA_ALWAYS_INLINE constexpr auto forward_value_and_grad(const F& f, const Args&... args) {
@@ -153,14 +199,15 @@ NABLA_ALWAYS_INLINE constexpr auto forward_value_and_grad(const F& f, const Args
     constexpr std::size_t n = sizeof...(Args);
     using D = dual<R, n>;
     check_generic<F, decltype((void)args, D{})...>();
-    if constexpr (!std::is_invocable_v<const F&, decltype((void)args, D{})...>) {
+    if constexpr (!std::is_invocable_v<const F&, decltype((void)args, D{})...> ||
+                  !one_output<F, decltype((void)args, D{})...>()) {
         return value_and_gradient<R, n>{};
     } else {
         // Again on strong duals when the gradient has a NaN, inline: a call made g++ return the
         // plain result through memory.
         const auto result = dual_value_and_grad<R, D>(f, args...);
         if (any_nan(result.gradient)) [[unlikely]]
-            return dual_value_and_grad<R, strong_dual_t<D>>(f, args...);
+            return dual_value_and_grad<R, strong_dual_t<D, R>>(f, args...);
         return result;
     }
 }
@@ -180,10 +227,10 @@ constexpr std::size_t chunk_width() {
 template <class R, class S, class Container>
 auto seeded_chunk(const Container& x, std::size_t start, std::size_t stop) {
     auto active = container_traits<Container>::template make_like<S>(x);
-    for (std::size_t k = 0; k < x.size(); ++k)
+    for (std::size_t k = 0; k < size_of(x); ++k)
         element(active, k) = S(static_cast<R>(element(x, k)));
     for (std::size_t k = start; k < stop; ++k)
-        element(active, k).tangent[k - start] = R(1);
+        seed(element(active, k), k - start);
     return active;
 }
 
@@ -192,7 +239,7 @@ auto seeded_chunk(const Container& x, std::size_t start, std::size_t stop) {
 template <class R, class D, class F, class Container>
 [[gnu::noinline]] auto
 strong_chunk(const F& f, const Container& x, std::size_t start, std::size_t stop) {
-    using S = strong_dual_t<D>;
+    using S = strong_dual_t<D, R>;
     return split_result<R, S>(f(seeded_chunk<R, S>(x, start, stop))).second;
 }
 
@@ -207,7 +254,8 @@ auto forward_value_and_grad_container(const F& f, const Container& x) {
     check_generic<F, dual_container>();
     Container gradient = x;
     R value{};
-    if constexpr (std::is_invocable_v<const F&, const dual_container&>) {
+    if constexpr (std::is_invocable_v<const F&, const dual_container&> &&
+                  one_output<F, dual_container>()) {
         const std::size_t n = x.size();
         dual_container active = container_traits<Container>::template make_like<D>(x);
         for (std::size_t k = 0; k < n; ++k)
@@ -217,14 +265,14 @@ auto forward_value_and_grad_container(const F& f, const Container& x) {
         for (std::size_t start = 0; start < n; start += width) {
             const std::size_t stop = std::min(n, start + width);
             for (std::size_t k = start; k < stop; ++k)
-                element(active, k).tangent[k - start] = R(1);
+                seed(element(active, k), k - start);
             auto [v, tangent] = split_result<R, D>(f(active));
             if (any_nan(tangent)) [[unlikely]]
                 tangent = strong_chunk<R, D>(f, x, start, stop);
             value = v;
             for (std::size_t k = start; k < stop; ++k) {
                 element(gradient, k) = static_cast<T>(tangent[k - start]);
-                element(active, k).tangent[k - start] = R(0);
+                unseed(element(active, k), k - start);
             }
         }
     }
@@ -253,8 +301,8 @@ constexpr auto jvp(const F& f, const std::tuple<P...>& primals, const std::tuple
             return value_and_tangent<R>{value, tangent[0]};
         };
         const auto result = along.template operator()<D>(std::index_sequence_for<P...>{});
-        if (result.tangent != result.tangent) [[unlikely]]  // NaN: again on a strong dual
-            return along.template operator()<detail::strong_dual_t<D>>(
+        if (detail::is_nan(result.tangent)) [[unlikely]]  // NaN: again on a strong dual
+            return along.template operator()<detail::strong_dual_t<D, R>>(
                 std::index_sequence_for<P...>{});
         return result;
     }

@@ -60,7 +60,7 @@ namespace detail {
 // the rest of the call would report.
 template <class... Args>
 constexpr bool check_gradient_arguments() {
-    constexpr bool ok = one_container<Args...> || (Number<Args> && ...);
+    constexpr bool ok = one_container<Args...> || (ArgumentNumber<Args> && ...);
     static_assert(ok, "nabla::value_and_grad(f, args...): the arguments are numbers, one per "
                       "parameter of f, or a single container (std::array, std::vector, xtensor).");
     return ok;
@@ -109,6 +109,8 @@ NABLA_ALWAYS_INLINE constexpr auto
 value_and_grad(mode::reverse_t, const F& f, const Args&... args) {
     if constexpr (!detail::check_gradient_arguments<Args...>())
         return 0.0;
+    else if constexpr (detail::recorded_arguments<Args...>)
+        return value_and_grad(mode::forward, f, args...);
     else if constexpr (Expression<F>)
         return detail::static_value_and_grad(f, args...);
     else if constexpr (detail::one_container<Args...>)
@@ -125,7 +127,7 @@ value_and_grad(mode::reverse_t, const F& f, const Args&... args) {
 //   std::array of up to 16 numbers, reverse mode (the tape) otherwise.
 template <class F, class... Args>
 NABLA_ALWAYS_INLINE constexpr auto value_and_grad(const F& f, const Args&... args) {
-    if constexpr (Expression<F>)
+    if constexpr (Expression<F> && !detail::recorded_arguments<Args...>)
         return detail::static_value_and_grad(f, args...);
     else if constexpr (detail::prefers_reverse<Args...>)
         return value_and_grad(mode::reverse, f, args...);

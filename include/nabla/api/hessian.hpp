@@ -45,8 +45,9 @@ seeded_twice(R value, std::size_t inner, std::size_t outer, bool active_inner, b
 }
 
 // The Hessian of f at n scalar arguments on nested duals D, into h; whether an entry is NaN.
-template <class D, class R, class F, class... Args>
-bool hessian_on(const F& f, matrix<R>& h, const Args&... args) {
+template <class D, class F, class H, class... Args>
+bool hessian_on(const F& f, H& h, const Args&... args) {
+    using R = typename H::value_type;
     constexpr std::size_t n = sizeof...(Args);
     const auto y = [&]<std::size_t... I>(std::index_sequence<I...>) {
         return f(seeded_twice<D>(static_cast<R>(args), I, I, true, true)...);
@@ -58,7 +59,7 @@ bool hessian_on(const F& f, matrix<R>& h, const Args&... args) {
         for (std::size_t i = 0; i < n; ++i)
             for (std::size_t j = 0; j < n; ++j) {
                 h(i, j) = y.tangent[j].tangent[i];
-                nan = nan || h(i, j) != h(i, j);
+                nan = nan || is_nan(h(i, j));
             }
     }
     return nan;
@@ -73,15 +74,16 @@ auto hessian_of_scalars(const F& f, const Args&... args) {
     auto h = zero_matrix<R>(n, n);
     if constexpr (std::is_invocable_v<const F&, decltype((void)args, D{})...>) {
         if (hessian_on<D>(f, h, args...)) [[unlikely]]  // a NaN: again on strong duals
-            hessian_on<strong_dual_t<D>>(f, h, args...);
+            hessian_on<strong_dual_t<D, R>>(f, h, args...);
     }
     return h;
 }
 
 // Block (rows [a, a + width), columns [b, b + width)) of the Hessian of f at x on nested duals D,
 // into h (and its mirror); whether an entry is NaN.
-template <class D, std::size_t width, class R, class F, class Container>
-bool hessian_block(const F& f, const Container& x, std::size_t a, std::size_t b, matrix<R>& h) {
+template <class D, std::size_t width, class F, class Container, class H>
+bool hessian_block(const F& f, const Container& x, std::size_t a, std::size_t b, H& h) {
+    using R = typename H::value_type;
     const std::size_t n = x.size();
     auto active = container_traits<Container>::template make_like<D>(x);
     for (std::size_t k = 0; k < n; ++k) {
@@ -98,29 +100,37 @@ bool hessian_block(const F& f, const Container& x, std::size_t a, std::size_t b,
             for (std::size_t j = b; j < std::min(n, b + width); ++j) {
                 h(i, j) = y.tangent[j - b].tangent[i - a];
                 h(j, i) = h(i, j);
-                nan = nan || h(i, j) != h(i, j);
+                nan = nan || is_nan(h(i, j));
             }
         }
     }
     return nan;
 }
 
+// A container whose size is known at compile time (std::array) gets a fixed-size Hessian, and
+// blocks of at most its size.
 template <class F, class Container>
 auto hessian_of_container(const F& f, const Container& x) {
     using R = promoted<typename Container::value_type>;
-    constexpr std::size_t width = forward_chunk;
+    constexpr std::size_t size = container_traits<Container>::static_size;
+    constexpr std::size_t width = size > 0 ? std::min(size, forward_chunk) : forward_chunk;
     using D = dual<dual<R, width>, width>;
     using active_container = rebind<Container, D>;
     check_generic<F, active_container>();
-    const std::size_t n = x.size();
-    auto h = zero_matrix<R>(n, n);
+    const std::size_t n = size_of(x);
+    auto h = [&] {
+        if constexpr (size > 0)
+            return zero_fixed_matrix<R, size, size>();
+        else
+            return zero_matrix<R>(n, n);
+    }();
     if constexpr (std::is_invocable_v<const F&, const active_container&>) {
         // Block (rows [a, a + width), columns [b, b + width)) per pass; H is symmetric, so only
         // blocks with b >= a are computed. A block with a NaN again on strong duals.
         for (std::size_t a = 0; a < n; a += width)
             for (std::size_t b = a; b < n; b += width)
                 if (hessian_block<D, width>(f, x, a, b, h)) [[unlikely]]
-                    hessian_block<strong_dual_t<D>, width>(f, x, a, b, h);
+                    hessian_block<strong_dual_t<D, R>, width>(f, x, a, b, h);
     }
     return h;
 }
@@ -131,9 +141,9 @@ auto hessian_of_container(const F& f, const Container& x) {
 template <class F, class... Args>
 auto hessian(mode::forward_t, const F& f, const Args&... args) {
     if constexpr (detail::one_container<Args...>) {
-        return detail::hessian_of_container(f, args...);
+        return detail::matrix_for<Args...>(detail::hessian_of_container(f, args...));
     } else {
-        static_assert((Number<Args> && ...),
+        static_assert((ArgumentNumber<Args> && ...),
                       "nabla::hessian(f, args...): the arguments are numbers, one per parameter "
                       "of f, or a single container of numbers.");
         return detail::hessian_of_scalars(f, args...);
@@ -146,11 +156,22 @@ template <class F, class Container>
 auto hessian(mode::reverse_t, const F& f, const Container& x) {
     static_assert(detail::NumberContainer<Container>,
                   "nabla::hessian(mode::reverse, f, x): x is a container of numbers");
-    using R = detail::promoted<typename Container::value_type>;
-    auto h = detail::zero_matrix<R>(x.size(), x.size());
-    detail::reverse_hessian<forward_chunk>(
-        f, x, [&](std::size_t i, std::size_t j, const R& value) { h(i, j) = value; });
-    return h;
+    if constexpr (detail::recorded_arguments<Container>) {
+        // Inside a reverse derivative: forward over forward, which the enclosing tape records.
+        return hessian(mode::forward, f, x);
+    } else {
+        using R = detail::promoted<typename Container::value_type>;
+        constexpr std::size_t size = detail::container_traits<Container>::static_size;
+        auto h = [&] {
+            if constexpr (size > 0)
+                return detail::zero_fixed_matrix<R, size, size>();
+            else
+                return detail::zero_matrix<R>(detail::size_of(x), detail::size_of(x));
+        }();
+        detail::reverse_hessian<forward_chunk>(
+            f, x, [&](std::size_t i, std::size_t j, const R& value) { h(i, j) = value; });
+        return detail::matrix_for<Container>(std::move(h));
+    }
 }
 
 // The Hessian of f at the arguments: n scalar arguments, or one container. Forward over reverse

@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -29,11 +31,12 @@ namespace detail {
 
 // Columns start .. stop - 1 of the Jacobian from the outputs y of one pass; whether an entry is
 // NaN. Outputs that are plain numbers (F returned constants) have zero rows, written as such.
-template <class Outputs, class R>
-bool write_columns(const Outputs& y, std::size_t start, std::size_t stop, matrix<R>& j) {
+template <class Outputs, class J>
+bool write_columns(const Outputs& y, std::size_t start, std::size_t stop, J& j) {
+    using R = typename J::value_type;
     using Y = std::remove_cvref_t<decltype(element(y, 0))>;
     bool nan = false;
-    for (std::size_t i = 0; i < y.size(); ++i)
+    for (std::size_t i = 0; i < size_of(y); ++i)
         for (std::size_t k = start; k < stop; ++k) {
             if constexpr (is_dual_v<Y>) {
                 j(i, k) = element(y, i).tangent[k - start];
@@ -42,39 +45,53 @@ bool write_columns(const Outputs& y, std::size_t start, std::size_t stop, matrix
                               "nabla::jacobian(F, x): F returns a container of numbers");
                 j(i, k) = R(0);
             }
-            nan = nan || j(i, k) != j(i, k);
+            nan = nan || is_nan(j(i, k));
         }
     return nan;
 }
 
 // The same columns again on strong duals (a NaN in the plain ones): off the fast path.
-template <class R, class D, class F, class Container>
+template <class R, class D, class F, class Container, class J>
 [[gnu::noinline]] void
-strong_columns(const F& f, const Container& x, std::size_t start, std::size_t stop, matrix<R>& j) {
-    write_columns(f(seeded_chunk<R, strong_dual_t<D>>(x, start, stop)), start, stop, j);
+strong_columns(const F& f, const Container& x, std::size_t start, std::size_t stop, J& j) {
+    write_columns(f(seeded_chunk<R, strong_dual_t<D, R>>(x, start, stop)), start, stop, j);
 }
 
-// The Jacobian of F at x on dual numbers D, forward_chunk columns per evaluation.
+// The Jacobian of F at x on dual numbers D, D::size columns per evaluation: a fixed-size matrix
+// where the sizes of x and of F's result are known at compile time (no allocation), else an
+// xtensor matrix.
 template <class D, class F, class Container>
 auto forward_jacobian(const F& f, const Container& x) {
     using R = promoted<typename Container::value_type>;
-    constexpr std::size_t width = forward_chunk;
-    const std::size_t n = x.size();
-    matrix<R> j = zero_matrix<R>(0, n);
+    constexpr std::size_t width = D::size;
+    using active_container = rebind<Container, D>;
+    using Y = std::remove_cvref_t<decltype(f(std::declval<const active_container&>()))>;
+    constexpr std::size_t inputs = container_traits<Container>::static_size;
+    constexpr std::size_t outputs = container_traits<Y>::static_size;
+    constexpr bool fixed = inputs > 0 && outputs > 0;
+    const std::size_t n = size_of(x);
+    auto j = [&] {
+        if constexpr (fixed)
+            return zero_fixed_matrix<R, outputs, inputs>();
+        else
+            return zero_matrix<R>(0, n);
+    }();
     auto active = container_traits<Container>::template make_like<D>(x);
     for (std::size_t k = 0; k < n; ++k)
         element(active, k) = D(static_cast<R>(element(x, k)));
     for (std::size_t start = 0; start == 0 || start < n; start += width) {
         const std::size_t stop = std::min(n, start + width);
         for (std::size_t k = start; k < stop; ++k)
-            element(active, k).tangent[k - start] = R(1);
+            seed(element(active, k), k - start);
         const auto y = f(std::as_const(active));
-        if (start == 0)
-            j = zero_matrix<R>(y.size(), n);
+        if constexpr (!fixed) {
+            if (start == 0)
+                j = zero_matrix<R>(size_of(y), n);
+        }
         if (write_columns(y, start, stop, j)) [[unlikely]]  // again on strong duals
             strong_columns<R, D>(f, x, start, stop, j);
         for (std::size_t k = start; k < stop; ++k)
-            element(active, k).tangent[k - start] = R(0);
+            unseed(element(active, k), k - start);
         if (n == 0)
             break;
     }
@@ -89,7 +106,8 @@ auto jacobian(mode::forward_t, const F& f, const Container& x) {
                   "nabla::jacobian(F, x): x is a container of numbers (std::vector, std::array, "
                   "xtensor).");
     using R = detail::promoted<typename Container::value_type>;
-    using D = dual<R, forward_chunk>;
+    // All columns in one pass for a std::array of up to 16 numbers, as grad does.
+    using D = dual<R, detail::chunk_width<Container>()>;
     using active_container = detail::rebind<Container, D>;
     detail::check_generic<F, active_container>();
     if constexpr (std::is_invocable_v<const F&, const active_container&>) {
@@ -98,11 +116,12 @@ auto jacobian(mode::forward_t, const F& f, const Container& x) {
                       "nabla::jacobian(F, x): F returns a container of numbers (std::vector, "
                       "std::array, xtensor); for one number, use nabla::grad.");
         if constexpr (detail::container_traits<Y>::supported)
-            return detail::forward_jacobian<D>(f, x);
+            return detail::matrix_for<Container>(detail::forward_jacobian<D>(f, x));
         else
-            return detail::zero_matrix<R>(0, x.size());
+            return detail::matrix_for<Container>(detail::zero_matrix<R>(0, detail::size_of(x)));
     } else {
-        return detail::zero_matrix<R>(0, x.size());  // (check_generic has failed)
+        // (check_generic has failed)
+        return detail::matrix_for<Container>(detail::zero_matrix<R>(0, detail::size_of(x)));
     }
 }
 
@@ -113,30 +132,110 @@ auto jacobian(mode::reverse_t, const F& f, const Container& x) {
     static_assert(detail::NumberContainer<Container>,
                   "nabla::jacobian(mode::reverse, F, x): x is a container of numbers "
                   "(std::vector, std::array, xtensor).");
-    using R = detail::promoted<typename Container::value_type>;
-    using active_container = detail::rebind<Container, active<R>>;
-    detail::check_reverse_generic<F, active_container>();
-    const std::size_t n = x.size();
-    matrix<R> j = detail::zero_matrix<R>(0, n);
-    if constexpr (std::is_invocable_v<const F&, const active_container&>) {
-        using Y = std::remove_cvref_t<decltype(f(std::declval<const active_container&>()))>;
-        static_assert(detail::container_traits<Y>::supported,
-                      "nabla::jacobian(mode::reverse, F, x): F returns a container of numbers "
-                      "(std::vector, std::array, xtensor); for one number, use nabla::grad.");
-        if constexpr (detail::container_traits<Y>::supported) {
-            auto [y, pullback] = vjp(f, x);
-            j = detail::zero_matrix<R>(y.size(), n);
-            auto unit = y;
-            for (std::size_t i = 0; i < y.size(); ++i) {
-                std::fill(unit.begin(), unit.end(), R(0));
-                detail::element(unit, i) = R(1);
-                const Container row = pullback(unit);
-                for (std::size_t k = 0; k < n; ++k)
-                    j(i, k) = static_cast<R>(detail::element(row, k));
+    if constexpr (detail::recorded_arguments<Container>) {
+        // Inside a reverse derivative: forward mode, which the enclosing tape records.
+        return jacobian(mode::forward, f, x);
+    } else {
+        using R = detail::promoted<typename Container::value_type>;
+        using active_container = detail::rebind<Container, active<R>>;
+        detail::check_reverse_generic<F, active_container>();
+        const std::size_t n = detail::size_of(x);
+        if constexpr (std::is_invocable_v<const F&, const active_container&>) {
+            using Y = std::remove_cvref_t<decltype(f(std::declval<const active_container&>()))>;
+            static_assert(detail::container_traits<Y>::supported,
+                          "nabla::jacobian(mode::reverse, F, x): F returns a container of numbers "
+                          "(std::vector, std::array, xtensor); for one number, use nabla::grad.");
+            constexpr std::size_t inputs = detail::container_traits<Container>::static_size;
+            constexpr std::size_t outputs = detail::container_traits<Y>::static_size;
+            // Fixed-size where both sizes are known at compile time, as in forward mode.
+            auto j = [&] {
+                if constexpr (inputs > 0 && outputs > 0)
+                    return detail::zero_fixed_matrix<R, outputs, inputs>();
+                else
+                    return detail::zero_matrix<R>(0, n);
+            }();
+            if constexpr (detail::container_traits<Y>::supported) {
+                auto [y, pullback] = vjp(f, x);
+                if constexpr (inputs == 0 || outputs == 0)
+                    j = detail::zero_matrix<R>(detail::size_of(y), n);
+                auto unit = y;
+                for (std::size_t i = 0; i < detail::size_of(y); ++i) {
+                    std::fill(unit.begin(), unit.end(), R(0));
+                    detail::element(unit, i) = R(1);
+                    const Container row = pullback(unit);
+                    for (std::size_t k = 0; k < n; ++k)
+                        j(i, k) = static_cast<R>(detail::element(row, k));
+                }
             }
+            return detail::matrix_for<Container>(std::move(j));
+        } else {
+            // (check_reverse_generic has failed)
+            return detail::matrix_for<Container>(detail::zero_matrix<R>(0, n));
         }
     }
-    return j;
+}
+
+// The pullback of a vjp taken at the active variables of an enclosing reverse derivative: the
+// Jacobian computed in forward mode (which the enclosing tape records), each pullback(w) the
+// product w^T J.
+template <class R, class Container, bool Scalar>
+class forward_pullback {
+public:
+    using input_type = Container;
+
+    template <class W>
+    Container operator()(const W& w) const {
+        Container g = like_;
+        const std::size_t n = g.size();
+        if constexpr (Scalar) {
+            static_assert(std::is_convertible_v<W, R>,
+                          "nabla::vjp: F returns one number, so the cotangent w is one number");
+            for (std::size_t k = 0; k < n; ++k)
+                detail::element(g, k) = detail::element(gradient_, k) * static_cast<R>(w);
+        } else {
+            const std::size_t m = jacobian_.shape()[0];
+            if (w.size() != m)
+                throw std::invalid_argument("nabla::vjp: the cotangent w has " +
+                                            std::to_string(w.size()) + " entries, F has " +
+                                            std::to_string(m) + " outputs");
+            for (std::size_t k = 0; k < n; ++k) {
+                R sum(0);
+                for (std::size_t i = 0; i < m; ++i)
+                    sum = sum + static_cast<R>(detail::element(w, i)) * jacobian_(i, k);
+                detail::element(g, k) = sum;
+            }
+        }
+        return g;
+    }
+
+    forward_pullback(Container like, Container gradient, matrix<R> jacobian)
+        : like_(std::move(like)),
+          gradient_(std::move(gradient)),
+          jacobian_(std::move(jacobian)) {}
+
+private:
+    Container like_;
+    Container gradient_;
+    matrix<R> jacobian_;
+};
+
+// vjp at the active variables of an enclosing reverse derivative: forward mode (above).
+template <class F, class Container>
+requires detail::recorded_arguments<Container>
+auto vjp(const F& f, const Container& x) {
+    using R = detail::promoted<typename Container::value_type>;
+    using Y = std::remove_cvref_t<decltype(f(x))>;
+    if constexpr (detail::container_traits<Y>::supported) {
+        auto value = f(x);
+        using P = forward_pullback<R, Container, false>;
+        return value_and_pullback<decltype(value), P>{
+            value, P(x, x, matrix<R>(detail::forward_jacobian<dual<R, forward_chunk>>(f, x)))};
+    } else {
+        auto [value, gradient] = value_and_grad(mode::forward, f, x);
+        using P = forward_pullback<R, Container, true>;
+        return value_and_pullback<R, P>{value,
+                                        P(x, std::move(gradient), detail::zero_matrix<R>(0, 0))};
+    }
 }
 
 // Forward mode (above) unless a mode is given.

@@ -219,7 +219,7 @@ struct value_and_pullback {
 };
 
 template <class F, class Container>
-auto vjp(const F& f, const Container& x) {
+requires(!detail::recorded_arguments<Container>) auto vjp(const F& f, const Container& x) {
     static_assert(detail::NumberContainer<Container>,
                   "nabla::vjp(F, x): x is a container of numbers (std::vector, std::array, "
                   "xtensor)");
@@ -279,7 +279,7 @@ bool reverse_hessian_columns(const F& f, const Container& x, std::size_t first, 
         const D a = t.adjoint(element(inputs, i));
         for (std::size_t c = 0; c < W && first + c < n; ++c) {
             set(i, first + c, a.tangent[c]);
-            nan = nan || a.tangent[c] != a.tangent[c];
+            nan = nan || is_nan(a.tangent[c]);
         }
     }
     return nan;
@@ -318,7 +318,7 @@ bool hvp_on(const F& f, const Container& x, const Direction& v, Container& hv) {
     bool nan = false;
     for (std::size_t k = 0; k < x.size(); ++k) {
         element(hv, k) = static_cast<T>(t.adjoint(element(inputs, k)).tangent[0]);
-        nan = nan || element(hv, k) != element(hv, k);
+        nan = nan || is_nan(element(hv, k));
     }
     return nan;
 }
@@ -344,7 +344,7 @@ Container hvp(const F& f, const Container& x, const Direction& v) {
     Container hv = x;
     if constexpr (std::is_invocable_v<const F&, const active_container&>) {
         if (detail::hvp_on<D>(f, x, v, hv)) [[unlikely]]  // a NaN: again on strong duals
-            detail::hvp_on<detail::strong_dual_t<D>>(f, x, v, hv);
+            detail::hvp_on<detail::strong_dual_t<D, R>>(f, x, v, hv);
     }
     return hv;
 }

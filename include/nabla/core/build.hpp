@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstddef>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -61,6 +62,33 @@ constexpr X negated_operand(node<rules::neg_rule, X>) {
 template <class A, class B>
 constexpr auto subtract(A a, B b);
 
+// Whether two graphs compute the same number bit for bit, up to the order of the operands of
+// sums and products (a + b == b + a and a b == b a exactly in floating point): like terms.
+template <class A, class B>
+constexpr bool same_up_to_order() {
+    if constexpr (std::is_same_v<A, B>) {
+        return true;
+    } else if constexpr (is_node_v<A> && is_node_v<B>) {
+        return []<class R, class... X, class S, class... Y>(node<R, X...>, node<S, Y...>) {
+            if constexpr (!std::is_same_v<R, S> || sizeof...(X) != sizeof...(Y)) {
+                return false;
+            } else if constexpr ((same_up_to_order<X, Y>() && ...)) {
+                return true;
+            } else if constexpr (sizeof...(X) == 2 && (std::is_same_v<R, rules::add_rule> ||
+                                                      std::is_same_v<R, rules::mul_rule>)) {
+                using x = std::tuple<X...>;
+                using y = std::tuple<Y...>;
+                return same_up_to_order<std::tuple_element_t<0, x>, std::tuple_element_t<1, y>>() &&
+                       same_up_to_order<std::tuple_element_t<1, x>, std::tuple_element_t<0, y>>();
+            } else {
+                return false;
+            }
+        }(A{}, B{});
+    } else {
+        return false;
+    }
+}
+
 template <class A, class B>
 constexpr auto multiply(A a, B b);
 
@@ -72,8 +100,8 @@ constexpr auto add(A a, B b) {
         return a;
     else if constexpr (is_literal_v<A> && is_literal_v<B>)
         return literal<A::value + B::value>{};
-    else if constexpr (std::is_same_v<A, B>)
-        return multiply(literal<2>{}, a);  // exact: a + a = 2a
+    else if constexpr (same_up_to_order<A, B>())
+        return multiply(literal<2>{}, a);  // exact: a + a = 2a, also for c x + x c
     else if constexpr (is_negation<B>)
         return subtract(a, negated_operand(b));
     else if constexpr (is_negation<A>)

@@ -63,8 +63,15 @@ struct dual {
 
     // An explicit conversion to a plain number drops the tangents.
     template <class U>
-    requires std::is_arithmetic_v<U>
-    constexpr explicit operator U() const { return static_cast<U>(value); }
+    requires(std::is_arithmetic_v<U> && !std::is_same_v<U, long double>) constexpr explicit
+    operator U() const {
+        return static_cast<U>(value);
+    }
+    // std::sin(x) and the like: a compile-time error that says to call sin unqualified
+    // (concepts.hpp).
+    template <class U>
+    requires std::is_same_v<U, long double>
+    constexpr operator U() const { return detail::refuse_std_function<U>(); }
 
     constexpr dual& operator+=(const dual& other) { return *this = *this + other; }
     constexpr dual& operator-=(const dual& other) { return *this = *this - other; }
@@ -257,7 +264,57 @@ template <class U, class T>
 concept ConstantFor = Number<U> && !is_dual_v<std::remove_cvref_t<U>> &&
                       std::is_convertible_v<U, T> && !Expression<U>;
 
+// A number of an enclosing transformation (a dual of a level below dual<T, N, S>, or an active
+// variable of reverse mode: a variable of the outer derivative captured by, or passed to, an
+// inner one): it enters as a number of type T, its own derivatives kept, with no tangent at this
+// level.
+template <class U, class T>
+concept LowerFor = (is_dual_v<std::remove_cvref_t<U>> || !Number<U>)&&!Expression<U> &&
+                   std::is_convertible_v<U, T>;
+
+// A number of another derivative that is not below dual<T, N, S>: a variable of an enclosing
+// derivative meeting one of an inner derivative taken at plain numbers, at the same level. Their
+// tangents would be confused, so the operators below refuse it at compile time.
+template <class U, class D>
+concept ForeignTo =
+    (is_dual_v<std::remove_cvref_t<U>> ||
+     is_recorded_number_v<std::remove_cvref_t<U>>)&&!std::is_same_v<std::remove_cvref_t<U>, D> &&
+    !LowerFor<U, typename D::value_type> &&
+    !LowerFor<D, typename std::remove_cvref_t<U>::value_type>;
+
+template <class U>
+constexpr void refuse_levels() {
+    static_assert(always_false<U>,
+                  "nabla: numbers of two nested derivatives meet at one level: an inner "
+                  "derivative was taken at plain numbers (nabla::grad(inner, 3.0)) inside a "
+                  "function being differentiated, and inner reads a variable x of the outer "
+                  "derivative. Take the inner derivative at the outer derivative's numbers, "
+                  "nabla::grad(inner, decltype(x)(3.0)), so that each level keeps its own "
+                  "tangents.");
+}
+
 }  // namespace detail
+
+// Numbers of two derivatives that are not nested (see ForeignTo): a compile-time error.
+#define NABLA_DUAL_FOREIGN(op)                                                                     \
+    template <class T, std::size_t N, bool S, class U>                                             \
+    requires detail::ForeignTo<U, dual<T, N, S>>                                                   \
+    constexpr dual<T, N, S> operator op(const dual<T, N, S>& a, const U&) {                        \
+        detail::refuse_levels<U>();                                                                \
+        return a;                                                                                  \
+    }                                                                                              \
+    template <class T, std::size_t N, bool S, class U>                                             \
+    requires(detail::ForeignTo<U, dual<T, N, S>> &&                                                \
+             !is_dual_v<std::remove_cvref_t<U>>) constexpr dual<T, N, S>                           \
+    operator op(const U&, const dual<T, N, S>& b) {                                                \
+        detail::refuse_levels<U>();                                                                \
+        return b;                                                                                  \
+    }
+NABLA_DUAL_FOREIGN(+)
+NABLA_DUAL_FOREIGN(-)
+NABLA_DUAL_FOREIGN(*)
+NABLA_DUAL_FOREIGN(/)
+#undef NABLA_DUAL_FOREIGN
 
 // Arithmetic.
 #define NABLA_DUAL_OPERATOR(op, rule)                                                              \
@@ -272,6 +329,14 @@ concept ConstantFor = Number<U> && !is_dual_v<std::remove_cvref_t<U>> &&
     template <class T, std::size_t N, bool S, detail::ConstantFor<T> U>                            \
     constexpr dual<T, N, S> operator op(const U& a, const dual<T, N, S>& b) {                      \
         return detail::apply_right<rules::rule>(detail::as_constant<T>(a), b);                     \
+    }                                                                                              \
+    template <class T, std::size_t N, bool S, detail::LowerFor<T> U>                               \
+    constexpr dual<T, N, S> operator op(const dual<T, N, S>& a, const U& b) {                      \
+        return detail::apply_left<rules::rule>(a, static_cast<T>(b));                              \
+    }                                                                                              \
+    template <class T, std::size_t N, bool S, detail::LowerFor<T> U>                               \
+    constexpr dual<T, N, S> operator op(const U& a, const dual<T, N, S>& b) {                      \
+        return detail::apply_right<rules::rule>(static_cast<T>(a), b);                             \
     }
 
 NABLA_DUAL_OPERATOR(+, add_rule)
@@ -307,6 +372,14 @@ template <class T, std::size_t N, bool S, detail::ConstantFor<T> U>
 constexpr auto operator<=>(const dual<T, N, S>& a, const U& b) {
     return a.value <=> static_cast<T>(b);
 }
+template <class T, std::size_t N, bool S, detail::LowerFor<T> U>
+constexpr bool operator==(const dual<T, N, S>& a, const U& b) {
+    return a.value == static_cast<T>(b);
+}
+template <class T, std::size_t N, bool S, detail::LowerFor<T> U>
+constexpr auto operator<=>(const dual<T, N, S>& a, const U& b) {
+    return a.value <=> static_cast<T>(b);
+}
 
 // The functions of the rule table.
 #define NABLA_DUAL_UNARY(function, rule)                                                           \
@@ -327,6 +400,14 @@ constexpr auto operator<=>(const dual<T, N, S>& a, const U& b) {
     template <class T, std::size_t N, bool S, detail::ConstantFor<T> U>                            \
     constexpr dual<T, N, S> function(const U& a, const dual<T, N, S>& b) {                         \
         return detail::apply_right<rules::rule>(detail::as_constant<T>(a), b);                     \
+    }                                                                                              \
+    template <class T, std::size_t N, bool S, detail::LowerFor<T> U>                               \
+    constexpr dual<T, N, S> function(const dual<T, N, S>& a, const U& b) {                         \
+        return detail::apply_left<rules::rule>(a, static_cast<T>(b));                              \
+    }                                                                                              \
+    template <class T, std::size_t N, bool S, detail::LowerFor<T> U>                               \
+    constexpr dual<T, N, S> function(const U& a, const dual<T, N, S>& b) {                         \
+        return detail::apply_right<rules::rule>(static_cast<T>(a), b);                             \
     }
 
 NABLA_UNARY_FUNCTIONS(NABLA_DUAL_UNARY)
@@ -349,6 +430,14 @@ constexpr dual<T, N, S> pow(const dual<T, N, S>& a, const U& b) {
 template <class T, std::size_t N, bool S, detail::ConstantFor<T> U>
 constexpr dual<T, N, S> pow(const U& a, const dual<T, N, S>& b) {
     return detail::apply_right<rules::pow_rule>(detail::as_constant<T>(a), b);
+}
+template <class T, std::size_t N, bool S, detail::LowerFor<T> U>
+constexpr dual<T, N, S> pow(const dual<T, N, S>& a, const U& b) {
+    return detail::apply_left<rules::pow_rule>(a, static_cast<T>(b));
+}
+template <class T, std::size_t N, bool S, detail::LowerFor<T> U>
+constexpr dual<T, N, S> pow(const U& a, const dual<T, N, S>& b) {
+    return detail::apply_right<rules::pow_rule>(static_cast<T>(a), b);
 }
 
 template <class T, std::size_t N, bool S>

@@ -53,8 +53,15 @@ struct taylor {
     }
 
     template <class U>
-    requires std::is_arithmetic_v<U>
-    constexpr explicit operator U() const { return static_cast<U>(c[0]); }
+    requires(std::is_arithmetic_v<U> && !std::is_same_v<U, long double>) constexpr explicit
+    operator U() const {
+        return static_cast<U>(c[0]);
+    }
+    // std::sin(x) and the like: a compile-time error that says to call sin unqualified
+    // (concepts.hpp).
+    template <class U>
+    requires std::is_same_v<U, long double>
+    constexpr operator U() const { return detail::refuse_std_function<U>(); }
 
     constexpr taylor& operator+=(const taylor& o) { return *this = *this + o; }
     constexpr taylor& operator-=(const taylor& o) { return *this = *this - o; }

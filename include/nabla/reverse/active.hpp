@@ -88,8 +88,15 @@ public:
 
     // An explicit conversion to a plain number drops the derivative information.
     template <class U>
-    requires std::is_arithmetic_v<U>
-    explicit operator U() const { return static_cast<U>(nabla::primal(value)); }
+    requires(std::is_arithmetic_v<U> && !std::is_same_v<U, long double>) explicit
+    operator U() const {
+        return static_cast<U>(nabla::primal(value));
+    }
+    // std::sin(x) and the like: a compile-time error that says to call sin unqualified
+    // (concepts.hpp).
+    template <class U>
+    requires std::is_same_v<U, long double>
+    operator U() const { return detail::refuse_std_function<U>(); }
 
 private:
     template <class>
@@ -120,6 +127,9 @@ private:
     detail::tape_index index_ = 0;
     std::uint32_t generation_ = 0;
 };
+
+template <class T>
+inline constexpr bool is_recorded_number_v<active<T>> = true;
 
 template <class T>
 std::ostream& operator<<(std::ostream& out, const active<T>& x) {

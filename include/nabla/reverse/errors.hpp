@@ -37,7 +37,10 @@ namespace detail {
         "an active variable from another recording is used: it was recorded on a tape that "
         "has since been cleared or destroyed, or on a different tape than the one recording "
         "now. Keep a tape alive and uncleared while its variables are in use, and do not mix "
-        "variables of two tapes in one expression.");
+        "variables of two tapes in one expression. Inside a function being differentiated, "
+        "take an inner derivative at the outer derivative's numbers "
+        "(nabla::grad(inner, decltype(x)(3.0)), not nabla::grad(inner, 3.0)) when inner reads "
+        "a variable x of the outer one.");
 }
 
 inline void check_sizes(const char* what, std::size_t values, std::size_t variables) {

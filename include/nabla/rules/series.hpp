@@ -47,8 +47,9 @@ constexpr std::array<T, M + 1> truncate(const std::array<T, N>& u) {
 
 // The chain-rule sum of every ODE recurrence: sum_{j=1..k} j u_j w_{k-j}, with w the
 // coefficients of the derivative factor (any indexable sequence).
-template <class T, std::size_t N, class W>
-constexpr T chain_sum(const std::array<T, N>& u, const W& w, std::size_t k) {
+template <class U, class W>
+constexpr auto chain_sum(const U& u, const W& w, std::size_t k) {
+    using T = std::remove_cvref_t<decltype(u[0])>;
     T sum = T(0);
     for (std::size_t j = 1; j <= k; ++j)
         sum += T(j) * u[j] * w[k - j];
@@ -103,6 +104,15 @@ exponential_like(const T& value, const std::array<T, N>& u, const std::array<T, 
     return y;
 }
 
+// k u_0 y_k of y = u^r at an order k >= 1, from y_0..y_{k-1} and u_1..u_k.
+template <class Y, class U, class T>
+constexpr T power_at(const Y& y, const U& u, const T& r, std::size_t k) {
+    T sum = T(0);
+    for (std::size_t j = 0; j < k; ++j)
+        sum += (r * T(k - j) - T(j)) * u[k - j] * y[j];
+    return sum;
+}
+
 // u y' = r y u' for y = u^r (r a constant): y_k = 1/(k u_0) sum_{j=0..k-1} (r (k - j) - j) u_{k-j}
 // y_j.
 template <class T, std::size_t N>
@@ -135,12 +145,8 @@ constexpr std::array<T, N> power(const T& value, const std::array<T, N>& u, cons
                          "Taylor series there");
         }
         const T inverse = T(1) / u[0];
-        for (std::size_t k = 1; k <= K; ++k) {
-            T sum = T(0);
-            for (std::size_t j = 0; j < k; ++j)
-                sum += (r * T(k - j) - T(j)) * u[k - j] * y[j];
-            y[k] = sum * reciprocals<T, K>[k] * inverse;
-        }
+        for (std::size_t k = 1; k <= K; ++k)
+            y[k] = power_at(y, u, r, k) * reciprocals<T, K>[k] * inverse;
     }
     return y;
 }
@@ -184,6 +190,15 @@ sine_cosine(const T& sine, const T& cosine, const std::array<T, N>& u) {
     return {s, c};
 }
 
+// y_k of y = sqrt(u) at an order k >= 1, from y_1..y_{k-1}, u_k and inverse = 1 / (2 y_0).
+template <class Y, class T>
+constexpr T square_root_at(const Y& y, const T& uk, const T& inverse, std::size_t k) {
+    T sum = uk;
+    for (std::size_t j = 1; j < k; ++j)
+        sum -= y[j] * y[k - j];
+    return sum * inverse;
+}
+
 // y^2 = u: y_k = (u_k - sum_{j=1..k-1} y_j y_{k-j}) / (2 y_0).
 template <class T, std::size_t N>
 constexpr std::array<T, N> square_root(const T& value, const std::array<T, N>& u) {
@@ -195,14 +210,31 @@ constexpr std::array<T, N> square_root(const T& value, const std::array<T, N>& u
             domain_error(
                 "nabla::taylor: sqrt of a series that is 0 at the point has no Taylor series");
         const T inverse = T(1) / (T(2) * y[0]);
-        for (std::size_t k = 1; k <= K; ++k) {
-            T sum = u[k];
-            for (std::size_t j = 1; j < k; ++j)
-                sum -= y[j] * y[k - j];
-            y[k] = sum * inverse;
-        }
+        for (std::size_t k = 1; k <= K; ++k)
+            y[k] = square_root_at(y, u[k], inverse, k);
     }
     return y;
+}
+
+// The coefficient k of the Cauchy product a b, and of a a (half the sum, by symmetry).
+template <class A, class B>
+constexpr auto product_at(const A& a, const B& b, std::size_t k) {
+    using T = std::remove_cvref_t<decltype(a[0] * b[0])>;
+    T sum = T(0);
+    for (std::size_t j = 0; j <= k; ++j)
+        sum += a[j] * b[k - j];
+    return sum;
+}
+template <class A>
+constexpr auto square_at(const A& a, std::size_t k) {
+    using T = std::remove_cvref_t<decltype(a[0] * a[0])>;
+    T sum = T(0);
+    for (std::size_t j = 0; 2 * j < k; ++j)
+        sum += a[j] * a[k - j];
+    sum += sum;
+    if (k % 2 == 0)
+        sum += a[k / 2] * a[k / 2];
+    return sum;
 }
 
 // The Cauchy product (a b)_k = sum_{j=0..k} a_j b_{k-j}. For a square (both arguments the same
@@ -211,24 +243,22 @@ template <class T, std::size_t N>
 constexpr std::array<T, N> product(const std::array<T, N>& a, const std::array<T, N>& b) {
     std::array<T, N> r{};
     if (&a == &b) {
-        for (std::size_t k = 0; k < N; ++k) {
-            T sum = T(0);
-            for (std::size_t j = 0; 2 * j < k; ++j)
-                sum += a[j] * a[k - j];
-            sum += sum;
-            if (k % 2 == 0)
-                sum += a[k / 2] * a[k / 2];
-            r[k] = sum;
-        }
+        for (std::size_t k = 0; k < N; ++k)
+            r[k] = square_at(a, k);
         return r;
     }
-    for (std::size_t k = 0; k < N; ++k) {
-        T sum = T(0);
-        for (std::size_t j = 0; j <= k; ++j)
-            sum += a[j] * b[k - j];
-        r[k] = sum;
-    }
+    for (std::size_t k = 0; k < N; ++k)
+        r[k] = product_at(a, b, k);
     return r;
+}
+
+// q_k of q = a / b at an order k >= 1, from q_0..q_{k-1}, b_1..b_k, a_k and inverse = 1 / b_0.
+template <class Q, class B, class T>
+constexpr T quotient_at(const Q& q, const B& b, const T& ak, const T& inverse, std::size_t k) {
+    T sum = ak;
+    for (std::size_t j = 0; j < k; ++j)
+        sum -= q[j] * b[k - j];
+    return sum * inverse;
 }
 
 // q b = a: q_k = (a_k - sum_{j=0..k-1} q_j b_{k-j}) / b_0, with one division.
@@ -239,12 +269,8 @@ constexpr std::array<T, N> quotient(const std::array<T, N>& a, const std::array<
     std::array<T, N> q{};
     q[0] = a[0] / b[0];
     const T inverse = T(1) / b[0];  // the recurrence multiplies
-    for (std::size_t k = 1; k < N; ++k) {
-        T sum = a[k];
-        for (std::size_t j = 0; j < k; ++j)
-            sum -= q[j] * b[k - j];
-        q[k] = sum * inverse;
-    }
+    for (std::size_t k = 1; k < N; ++k)
+        q[k] = quotient_at(q, b, a[k], inverse, k);
     return q;
 }
 

@@ -258,6 +258,10 @@ NABLA_ALWAYS_INLINE constexpr auto hold(E&& e) {
         return D(std::forward<E>(e));
     else if constexpr (std::is_integral_v<D>)
         return D(e);  // an integer stays exact (pow(x, 3))
+    else if constexpr (DualLike<D>)
+        // A dual number is a variable of an enclosing forward derivative (forward over reverse):
+        // it keeps its tangents.
+        return static_cast<T>(e);
     else
         // The plain number under any nesting of dual numbers, so no rule ever computes a partial
         // with respect to a constant (in pow(x, 2.0) on duals, the exponent's tangent would

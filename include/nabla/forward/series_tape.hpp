@@ -1,0 +1,971 @@
+#pragma once
+// Order-by-order Taylor coefficients of a recorded program: the engine of nabla's Taylor ODE
+// integrator (forward/taylor_ode.hpp).
+//
+// A Taylor integrator for y' = f(t, y) finds the series of y one order at a time:
+// y_{k+1} = f(t, y)_k / (k + 1), where the coefficient k of f needs those of y up to k only.
+// Evaluating f on nabla::taylor<T, K> numbers would recompute every coefficient at every order,
+// O(K^3); here f is called once on series_variable numbers, which record its operations, and
+// the recording is replayed one order at a time, each operation computing only its coefficient
+// k from the lower ones, O(K^2) in all.
+//
+// Arithmetic has its own recurrences (the kernels of rules/series.hpp). A function y = g(u) is
+// replayed through the ODE it satisfies, y' = g'(u) u', so k y_k = sum_{j=1..k} j u_j p_{k-j},
+// where the partial p = g'(u) is itself recorded from the rule's `partial`, on series_variable
+// numbers: sin's partial records cos(u), whose partial -sin(u) finds the sin already recorded.
+// The rules stay the one source of derivatives. Partials that never close (lgamma's is digamma,
+// whose partial is a polygamma of the next order, ...) are recorded only to the order they are
+// needed at. Values (the coefficients of order 0) are the rules' values.
+//
+// A recording is replayed at other points, so f must not branch on a value: comparing a value of
+// the state while recording throws std::invalid_argument, which says what to write instead.
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <stdexcept>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include "../concepts.hpp"
+#include "../config.hpp"
+#include "../literal.hpp"
+#include "../rules.hpp"
+#include "../rules/functions.hpp"
+#include "../rules/series.hpp"
+
+namespace nabla {
+
+template <class T>
+class series_tape;
+
+// A number of a function being recorded for order-by-order Taylor coefficients: a constant, or
+// an operation of the tape it belongs to.
+template <class T>
+class series_variable {
+public:
+    using value_type = T;
+
+    constexpr series_variable() = default;
+    template <class U>
+    requires(std::is_arithmetic_v<U>) constexpr series_variable(const U& v)
+        : constant_(static_cast<T>(v)) {}
+    series_variable(series_tape<T>* tape, std::uint32_t node) : tape_(tape), node_(node) {}
+
+    // The value at the point of recording.
+    T value() const;
+    bool is_constant() const { return tape_ == nullptr; }
+    series_tape<T>* tape() const { return tape_; }
+    std::uint32_t node() const { return node_; }
+    const T& constant() const { return constant_; }
+
+    template <class U>
+    requires(std::is_arithmetic_v<U> && !std::is_same_v<U, long double>) explicit
+    operator U() const {
+        return static_cast<U>(value());
+    }
+    // std::sin(x) and the like: a compile-time error that says to call sin unqualified
+    // (concepts.hpp).
+    template <class U>
+    requires std::is_same_v<U, long double>
+    operator U() const { return detail::refuse_std_function<U>(); }
+
+    series_variable& operator+=(const series_variable& o) { return *this = *this + o; }
+    series_variable& operator-=(const series_variable& o) { return *this = *this - o; }
+    series_variable& operator*=(const series_variable& o) { return *this = *this * o; }
+    series_variable& operator/=(const series_variable& o) { return *this = *this / o; }
+
+private:
+    series_tape<T>* tape_ = nullptr;
+    std::uint32_t node_ = 0;
+    T constant_{};
+};
+
+template <class T>
+inline constexpr bool is_number_v<series_variable<T>> = true;
+
+template <class T>
+class series_tape {
+public:
+    using variable = series_variable<T>;
+
+    // order: the highest coefficient a replay computes.
+    explicit series_tape(std::size_t order)
+        : order_(order),
+          reciprocal_(order + 1, T(0)),
+          zeros_(order + 1, T(0)) {
+        for (std::size_t k = 1; k <= order; ++k)
+            reciprocal_[k] = T(1) / T(k);
+    }
+    series_tape(const series_tape&) = delete;
+    series_tape& operator=(const series_tape&) = delete;
+
+    std::size_t order() const { return order_; }
+    std::size_t size() const { return nodes_.size(); }
+    // 1 / k, for k = 1..order.
+    const T& reciprocal(std::size_t k) const { return reciprocal_[k]; }
+
+    // The order every operation recorded from now on is read at (0: values only).
+    void read_at(std::size_t order) { need_ = order; }
+
+    // An input whose coefficients the caller sets (row(node)), of value v at the recording.
+    variable input(const T& v) {
+        const auto id = push({kind::input});
+        row(id)[0] = v;
+        return {this, id};
+    }
+    // The independent variable: t_0 = v (set_time moves it), t_1 = 1.
+    variable time(const T& v) {
+        const auto id = push({kind::time});
+        row(id)[0] = v;
+        if (order_ > 0)
+            row(id)[1] = T(1);
+        return {this, id};
+    }
+
+    // The node of a number of this recording; a constant gets one.
+    std::uint32_t node_of(const variable& x) {
+        if (x.tape() == this)
+            return x.node();
+        if (x.tape() != nullptr)
+            throw std::invalid_argument(
+                "nabla: a series_variable of one recording met the numbers of another");
+        return constant_node(x.constant());
+    }
+
+    // The coefficients 0..order of a node.
+    T* row(std::uint32_t id) { return coefficients_.data() + std::size_t(id) * (order_ + 1); }
+    const T* row(std::uint32_t id) const {
+        return coefficients_.data() + std::size_t(id) * (order_ + 1);
+    }
+
+    // Computes coefficient k of every operation, given the inputs' coefficients to k and every
+    // coefficient below k. At k = 0, the values.
+    void replay(std::size_t k) {
+        if (k == 0) {
+            for (std::uint32_t i = 0; i < nodes_.size(); ++i)
+                compute(i, 0);
+            return;
+        }
+        if (!compiled_)
+            compile();
+        for (const instruction& in : program_)
+            step(in, k);
+    }
+
+    // A value compared while the user's function is recorded (rules' partials may compare).
+    void compared() const {
+        if (partial_depth_ == 0)
+            throw std::invalid_argument(
+                "nabla::taylor_integrator: f compares a value of the state (if, ?:, std::max); f "
+                "is recorded once and replayed at every step, so the branch would be frozen. "
+                "Write f without branches on the state (fmin, fmax, abs and sign are nabla "
+                "functions), or stop the integration at an event and go on with another f.");
+    }
+
+    enum class kind : std::uint8_t {
+        input,
+        time,
+        constant,
+        add,
+        sub,
+        neg,
+        add_constant,     // a + c
+        constant_minus,   // c - a
+        scale,            // c a
+        divide_constant,  // a / c
+        mul,
+        square,
+        div,
+        constant_over,  // c / a
+        power,          // a^c
+        root,           // sqrt(a)
+        unary,          // y = g(a): k y_k = sum j a_j p_{k-j}
+        binary,         // y = g(a, b): k y_k = sum j (a_j p_{k-j} + b_j q_{k-j})
+        // Replay only: two independent products, squares or unary functions in one loop (two
+        // chains of additions in flight instead of one), and follow-ups alone.
+        pair_mul,
+        pair_square,
+        pair_unary,
+        nothing,
+    };
+
+    // a op b, a op c (c a constant).
+    variable make(kind op, const variable& a, const variable& b) {
+        node n{op};
+        n.a = node_of(a);
+        n.b = node_of(b);
+        return {this, share(n)};
+    }
+    variable make(kind op, const variable& a, const T& c) {
+        node n{op};
+        n.a = node_of(a);
+        n.c = c;
+        return {this, share(n)};
+    }
+
+    // y = Rule(a), or Rule(n, a) with an integer parameter n (polygamma's order).
+    template <class Rule>
+    variable apply(const variable& a) {
+        node n{kind::unary};
+        n.a = node_of(a);
+        n.rule = Rule::name;
+        n.value1 = [](const T& u, const T&) -> T { return Rule::value(u); };
+        n.partials = [](series_tape& tape, std::uint32_t id) {
+            const variable y(&tape, id), u(&tape, tape.nodes_[id].a);
+            tape.set_partials(id, Rule::template partial<0>(y, u));
+        };
+        return {this, share(n)};
+    }
+    template <class Rule>
+    variable apply(int parameter, const variable& a) {
+        node n{kind::unary};
+        n.a = node_of(a);
+        n.c = T(parameter);
+        n.rule = Rule::name;
+        n.value1 = [](const T& u, const T& c) -> T { return Rule::value(static_cast<int>(c), u); };
+        n.partials = [](series_tape& tape, std::uint32_t id) {
+            const variable y(&tape, id), u(&tape, tape.nodes_[id].a);
+            const int order = static_cast<int>(tape.nodes_[id].c);
+            tape.set_partials(id, Rule::template partial<1>(y, order, u));
+        };
+        return {this, share(n)};
+    }
+    template <class Rule>
+    variable apply(const variable& a, const variable& b) {
+        node n{kind::binary};
+        n.a = node_of(a);
+        n.b = node_of(b);
+        n.rule = Rule::name;
+        n.value2 = [](const T& u, const T& v) -> T { return Rule::value(u, v); };
+        n.partials = [](series_tape& tape, std::uint32_t id) {
+            const variable y(&tape, id), u(&tape, tape.nodes_[id].a), v(&tape, tape.nodes_[id].b);
+            tape.set_partials(id, Rule::template partial<0>(y, u, v),
+                              Rule::template partial<1>(y, u, v));
+        };
+        return {this, share(n)};
+    }
+    // pow(a, b) with a varying exponent: y' = y (b a' / a + log(a) b'), partials that close.
+    variable power_of(const variable& a, const variable& b) {
+        node n{kind::binary};
+        n.a = node_of(a);
+        n.b = node_of(b);
+        n.rule = rules::pow_rule::name;
+        n.value2 = [](const T& u, const T& v) -> T { return rules::pow_rule::value(u, v); };
+        n.partials = [](series_tape& tape, std::uint32_t id) {
+            const variable y(&tape, id), u(&tape, tape.nodes_[id].a), v(&tape, tape.nodes_[id].b);
+            using std::log;
+            tape.set_partials(id, y * v / u, y * log(u));
+        };
+        return {this, share(n)};
+    }
+
+private:
+    using value_function = T (*)(const T&, const T&);
+    using partials_function = void (*)(series_tape&, std::uint32_t);
+    static constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
+
+    struct node {
+        kind op;
+        std::uint32_t a = none, b = none;
+        std::uint32_t p = none, q = none;  // the partials' nodes (unary, binary)
+        T c{};                             // the constant of add_constant ... power, a parameter
+        const char* rule = nullptr;        // the function, for sharing
+        value_function value1 = nullptr;
+        value_function value2 = nullptr;
+        partials_function partials = nullptr;
+        std::size_t need = 0;  // the highest order read
+        T inverse{};           // 1 / a_0 (div: 1 / b_0, root: 1 / (2 y_0)), set at order 0
+    };
+
+    // A partial as a number of the recording (a rule may give an exact constant: literal<0>).
+    template <class P>
+    std::uint32_t partial_node(const P& p) {
+        if constexpr (CompileTimeConstant<P>)
+            return node_of(variable(as<T>(p)));
+        else
+            return node_of(variable(p));
+    }
+    template <class P>
+    void set_partials(std::uint32_t id, const P& p) {
+        const auto pn = partial_node(p);
+        nodes_[id].p = pn;
+        compiled_ = false;
+    }
+    template <class P, class Q>
+    void set_partials(std::uint32_t id, const P& p, const Q& q) {
+        const auto pn = partial_node(p);
+        const auto qn = partial_node(q);
+        nodes_[id].p = pn;
+        nodes_[id].q = qn;
+        compiled_ = false;
+    }
+
+    std::uint32_t push(node n) {
+        if (nodes_.size() + 1 >= none)
+            throw std::length_error("nabla::series_tape: too many operations");
+        n.need = need_;
+        compiled_ = false;
+        nodes_.push_back(n);
+        coefficients_.resize(nodes_.size() * (order_ + 1), T(0));
+        return static_cast<std::uint32_t>(nodes_.size() - 1);
+    }
+
+    using key = std::tuple<kind, std::uint32_t, std::uint32_t, std::uint64_t, const char*>;
+    static key key_of(const node& n) {
+        return {n.op, n.a, n.b, std::bit_cast<std::uint64_t>(static_cast<double>(n.c)), n.rule};
+    }
+
+    std::uint32_t constant_node(const T& v) {
+        node n{kind::constant};
+        n.c = v;
+        const auto k = key_of(n);
+        if (const auto found = shared_.find(k); found != shared_.end())
+            return found->second;
+        const auto id = push(n);
+        row(id)[0] = v;
+        shared_.emplace(k, id);
+        return id;
+    }
+
+    // An operation recorded before is that operation: sin's partial finds the cos of a cos(u)
+    // of the user's, and that cos's partial the sin. A new one gets its value at once, so that
+    // the recording sees values, and its partials as far as they are read.
+    std::uint32_t share(const node& n) {
+        const auto k = key_of(n);
+        if (const auto found = shared_.find(k); found != shared_.end()) {
+            raise(found->second, need_);
+            return found->second;
+        }
+        const auto id = push(n);
+        shared_.emplace(k, id);
+        compute(id, 0);
+        if (need_ > 0 && n.partials != nullptr)
+            record_partials(id);
+        return id;
+    }
+
+    void record_partials(std::uint32_t id) {
+        const auto saved = need_;
+        need_ = nodes_[id].need - 1;
+        ++partial_depth_;
+        nodes_[id].partials(*this, id);
+        --partial_depth_;
+        need_ = saved;
+    }
+
+    // A node read at a higher order than it was recorded for: its operands and partials too.
+    void raise(std::uint32_t id, std::size_t need) {
+        if (nodes_[id].need >= need)
+            return;
+        nodes_[id].need = need;
+        if (nodes_[id].a != none)
+            raise(nodes_[id].a, need);
+        if (nodes_[id].b != none)
+            raise(nodes_[id].b, need);
+        if (nodes_[id].partials == nullptr)
+            return;
+        if (nodes_[id].p == none) {
+            record_partials(id);
+            return;
+        }
+        raise(nodes_[id].p, need - 1);
+        if (nodes_[id].q != none)
+            raise(nodes_[id].q, need - 1);
+    }
+
+    void compute(std::uint32_t i, std::size_t k) {
+        node& n = nodes_[i];
+        T* y = row(i);
+        const T* a = n.a == none ? nullptr : row(n.a);
+        const T* b = n.b == none ? nullptr : row(n.b);
+        namespace series = rules::series;
+        switch (n.op) {
+        case kind::input:
+        case kind::time:
+        case kind::constant:
+        case kind::pair_mul:  // replay only
+        case kind::pair_square:
+        case kind::pair_unary:
+        case kind::nothing:
+            return;
+        case kind::add:
+            y[k] = a[k] + b[k];
+            return;
+        case kind::sub:
+            y[k] = a[k] - b[k];
+            return;
+        case kind::neg:
+            y[k] = -a[k];
+            return;
+        case kind::add_constant:
+            y[k] = k == 0 ? a[0] + n.c : a[k];
+            return;
+        case kind::constant_minus:
+            y[k] = k == 0 ? n.c - a[0] : -a[k];
+            return;
+        case kind::scale:
+            // A zero coefficient stays zero under an infinite factor, as in nabla::taylor.
+            y[k] = k > 0 && a[k] == T(0) ? T(0) : n.c * a[k];
+            return;
+        case kind::divide_constant:
+            y[k] = a[k] / n.c;
+            return;
+        case kind::mul:
+            y[k] = series::product_at(a, b, k);
+            return;
+        case kind::square:
+            y[k] = series::square_at(a, k);
+            return;
+        case kind::div:
+            if (k == 0) {
+                if (b[0] == T(0) && n.need > 0)
+                    series::domain_error(
+                        "nabla::taylor: division by a series whose constant term is 0");
+                y[0] = a[0] / b[0];
+                n.inverse = T(1) / b[0];
+            } else {
+                y[k] = series::quotient_at(y, b, a[k], n.inverse, k);
+            }
+            return;
+        case kind::constant_over:
+            if (k == 0) {
+                if (a[0] == T(0) && n.need > 0)
+                    series::domain_error(
+                        "nabla::taylor: division by a series whose constant term is 0");
+                y[0] = n.c / a[0];
+                n.inverse = T(1) / a[0];
+            } else {
+                y[k] = series::quotient_at(y, a, T(0), n.inverse, k);
+            }
+            return;
+        case kind::power:
+            if (k == 0) {
+                if (a[0] == T(0) && n.need > 0)
+                    series::domain_error("nabla::taylor: a real power of a series that is 0 at "
+                                         "the point has no Taylor series there");
+                y[0] = rules::pow_rule::value(a[0], n.c);
+                n.inverse = T(1) / a[0];
+            } else {
+                y[k] = series::power_at(y, a, n.c, k) * reciprocal_[k] * n.inverse;
+            }
+            return;
+        case kind::root:
+            if (k == 0) {
+                y[0] = rules::sqrt_rule::value(a[0]);
+                if (y[0] == T(0) && n.need > 0)
+                    series::domain_error("nabla::taylor: sqrt of a series that is 0 at the point "
+                                         "has no Taylor series");
+                n.inverse = T(1) / (T(2) * y[0]);
+            } else {
+                y[k] = series::square_root_at(y, a[k], n.inverse, k);
+            }
+            return;
+        case kind::unary:
+            if (k == 0)
+                y[0] = n.value1(a[0], n.c);
+            else if (n.p != none)
+                y[k] = series::chain_sum(a, row(n.p), k) * reciprocal_[k];
+            return;
+        case kind::binary:
+            if (k == 0)
+                y[0] = n.value2(a[0], b[0]);
+            else if (n.p != none)
+                y[k] = (series::chain_sum(a, row(n.p), k) + series::chain_sum(b, row(n.q), k)) *
+                       reciprocal_[k];
+            return;
+        }
+    }
+
+    // The replay at orders k >= 1 runs a flat list of the operations that compute something, with
+    // their rows resolved, so the recording's bookkeeping stays out of the loop. The operations of
+    // cost O(1) per order (sums, scalings) after an instruction join it as follow-ups (their
+    // operands come earlier, so they are known at order k): 10 (y - x) is one instruction.
+    // A linear operation at orders k >= 1 as y_k = alpha a_k + beta b_k, exactly (a missing
+    // operand reads a row of zeros): sums, differences, negations, and scalings and divisions
+    // where they are exact as a product (a finite factor; a divisor that is a power of 2).
+    struct follow_up {
+        T* y;
+        const T* a;
+        const T* b;
+        T alpha, beta;
+    };
+    static constexpr std::size_t max_follow_ups = 6;
+
+    bool as_follow_up(const node& n, T* y, follow_up& f) const {
+        using std::isfinite;
+        const auto at = [&](std::uint32_t j) -> const T* {
+            return j == none ? zeros_.data() : row(j);
+        };
+        f = {y, at(n.a), at(n.b), T(1), T(0)};
+        switch (n.op) {
+        case kind::add:
+            f.beta = T(1);
+            return true;
+        case kind::sub:
+            f.beta = T(-1);
+            return true;
+        case kind::neg:
+        case kind::constant_minus:
+            f.alpha = T(-1);
+            f.b = zeros_.data();
+            return true;
+        case kind::add_constant:
+            f.b = zeros_.data();
+            return true;
+        case kind::scale:
+            f.alpha = n.c;
+            f.b = zeros_.data();
+            return isfinite(n.c);
+        case kind::divide_constant: {
+            int exponent = 0;
+            using std::frexp;
+            f.alpha = T(1) / n.c;
+            f.b = zeros_.data();
+            return isfinite(n.c) && n.c != T(0) && frexp(n.c, &exponent) == T(0.5) &&
+                   isfinite(f.alpha) && f.alpha * n.c == T(1);
+        }
+        default:
+            return false;
+        }
+    }
+
+    struct instruction {
+        kind op;
+        T* y;
+        const T* a;
+        const T* b;
+        const T* p;
+        const T* q;
+        T c;
+        const T* inverse;
+        std::uint32_t follow_ups = 0;
+        std::array<follow_up, max_follow_ups> then{};
+        T* y2 = nullptr;  // the second of a pair
+        const T* a2 = nullptr;
+        const T* b2 = nullptr;  // pair_unary: the partial's row
+    };
+
+    // Pairs each product, square or unary function with a later one of its kind that reads
+    // nothing computed in between (at order k; a partial is read below k only).
+    void pair_up() {
+        std::vector<const T*> written;
+        const auto writes = [&](const instruction& in) {
+            written.push_back(in.y);
+            for (std::uint32_t f = 0; f < in.follow_ups; ++f)
+                written.push_back(in.then[f].y);
+        };
+        const auto reads_written = [&](const T* row) {
+            return std::find(written.begin(), written.end(), row) != written.end();
+        };
+        for (std::size_t i = 0; i < program_.size(); ++i) {
+            instruction& first = program_[i];
+            if (first.op != kind::mul && first.op != kind::square && first.op != kind::unary)
+                continue;
+            written.clear();
+            writes(first);
+            for (std::size_t j = i + 1; j < program_.size() && j < i + 16; ++j) {
+                instruction& second = program_[j];
+                const bool independent = !reads_written(second.a) &&
+                                         (second.op != kind::mul || !reads_written(second.b));
+                if (second.op == first.op && independent) {
+                    first.y2 = second.y;
+                    first.a2 = second.a;
+                    first.b2 = second.op == kind::unary ? second.p : second.b;
+                    first.op = first.op == kind::mul      ? kind::pair_mul
+                               : first.op == kind::square ? kind::pair_square
+                                                          : kind::pair_unary;
+                    second.op = kind::nothing;
+                    break;
+                }
+                writes(second);
+            }
+        }
+    }
+
+    void compile() {
+        program_.clear();
+        for (std::uint32_t i = 0; i < nodes_.size(); ++i) {
+            const node& n = nodes_[i];
+            if (n.op == kind::input || n.op == kind::time || n.op == kind::constant ||
+                ((n.op == kind::unary || n.op == kind::binary) && n.p == none))
+                continue;
+            const auto at = [&](std::uint32_t j) -> const T* {
+                return j == none ? nullptr : row(j);
+            };
+            follow_up f;
+            const bool linear_op = as_follow_up(n, row(i), f);
+            if (linear_op && (program_.empty() || program_.back().follow_ups == max_follow_ups))
+                program_.push_back(
+                    {kind::nothing, nullptr, nullptr, nullptr, nullptr, nullptr, T(0), nullptr});
+            if (linear_op) {
+                auto& in = program_.back();
+                in.then[in.follow_ups++] = f;
+            } else {
+                program_.push_back(
+                    {n.op, row(i), at(n.a), at(n.b), at(n.p), at(n.q), n.c, &nodes_[i].inverse});
+            }
+        }
+        pair_up();
+        compiled_ = true;
+    }
+
+    // A linear operation at an order k >= 1 on the values of its operands there.
+    static T linear(kind op, const T& a, const T& b, const T& c) {
+        switch (op) {
+        case kind::add:
+            return a + b;
+        case kind::sub:
+            return a - b;
+        case kind::neg:
+        case kind::constant_minus:
+            return -a;
+        case kind::add_constant:
+            return a;
+        case kind::scale:
+            // A zero coefficient stays zero under an infinite factor, as in nabla::taylor.
+            return a == T(0) ? T(0) : c * a;
+        case kind::divide_constant:
+            return a / c;
+        default:
+            return a;
+        }
+    }
+
+    void step(const instruction& in, std::size_t k) const {
+        namespace series = rules::series;
+        const T* a = in.a;
+        T v;
+        switch (in.op) {
+        case kind::mul:
+            v = series::product_at(a, in.b, k);
+            break;
+        case kind::square:
+            v = series::square_at(a, k);
+            break;
+        case kind::div:
+            v = series::quotient_at(in.y, in.b, a[k], *in.inverse, k);
+            break;
+        case kind::constant_over:
+            v = series::quotient_at(in.y, a, T(0), *in.inverse, k);
+            break;
+        case kind::power:
+            v = series::power_at(in.y, a, in.c, k) * reciprocal_[k] * *in.inverse;
+            break;
+        case kind::root:
+            v = series::square_root_at(in.y, a[k], *in.inverse, k);
+            break;
+        case kind::unary:
+            v = series::chain_sum(a, in.p, k) * reciprocal_[k];
+            break;
+        case kind::binary:
+            v = (series::chain_sum(a, in.p, k) + series::chain_sum(in.b, in.q, k)) * reciprocal_[k];
+            break;
+        case kind::pair_mul: {
+            const T *b = in.b, *a2 = in.a2, *b2 = in.b2;
+            T s1 = T(0), s2 = T(0);
+            for (std::size_t j = 0; j <= k; ++j) {
+                s1 += a[j] * b[k - j];
+                s2 += a2[j] * b2[k - j];
+            }
+            in.y2[k] = s2;
+            v = s1;
+            break;
+        }
+        case kind::pair_square: {
+            const T* a2 = in.a2;
+            T s1 = T(0), s2 = T(0);
+            for (std::size_t j = 0; 2 * j < k; ++j) {
+                s1 += a[j] * a[k - j];
+                s2 += a2[j] * a2[k - j];
+            }
+            s1 += s1;
+            s2 += s2;
+            if (k % 2 == 0) {
+                s1 += a[k / 2] * a[k / 2];
+                s2 += a2[k / 2] * a2[k / 2];
+            }
+            in.y2[k] = s2;
+            v = s1;
+            break;
+        }
+        case kind::pair_unary: {
+            const T *p = in.p, *a2 = in.a2, *p2 = in.b2;
+            T s1 = T(0), s2 = T(0);
+            for (std::size_t j = 1; j <= k; ++j) {
+                s1 += T(j) * a[j] * p[k - j];
+                s2 += T(j) * a2[j] * p2[k - j];
+            }
+            in.y2[k] = s2 * reciprocal_[k];
+            v = s1 * reciprocal_[k];
+            break;
+        }
+        case kind::nothing:
+            for (std::uint32_t f = 0; f < in.follow_ups; ++f) {
+                const follow_up& then = in.then[f];
+                then.y[k] = then.alpha * then.a[k] + then.beta * then.b[k];
+            }
+            return;
+        default:
+            v = linear(in.op, a[k], in.b == nullptr ? T(0) : in.b[k], in.c);
+            break;
+        }
+        in.y[k] = v;
+        for (std::uint32_t f = 0; f < in.follow_ups; ++f) {
+            const follow_up& then = in.then[f];
+            then.y[k] = then.alpha * then.a[k] + then.beta * then.b[k];
+        }
+    }
+
+    std::vector<instruction> program_;
+    bool compiled_ = false;  // cleared by every change to the recording
+
+    std::size_t order_;
+    std::vector<T> reciprocal_;
+    std::vector<T> zeros_;
+    std::vector<node> nodes_;
+    std::vector<T> coefficients_;
+    std::map<key, std::uint32_t> shared_;
+    std::size_t need_ = 0;
+    int partial_depth_ = 0;
+};
+
+template <class T>
+T series_variable<T>::value() const {
+    return tape_ == nullptr ? constant_ : tape_->row(node_)[0];
+}
+
+namespace detail {
+template <class T>
+series_tape<T>* tape_of(const series_variable<T>& a, const series_variable<T>& b) {
+    if (a.tape() != nullptr && b.tape() != nullptr && a.tape() != b.tape())
+        throw std::invalid_argument(
+            "nabla: the series_variables of two recordings met in one operation");
+    return a.tape() != nullptr ? a.tape() : b.tape();
+}
+template <class U>
+concept ConstantForSeries =
+    std::is_arithmetic_v<std::remove_cvref_t<U>> && !std::is_same_v<std::remove_cvref_t<U>, bool>;
+}  // namespace detail
+
+// Arithmetic. Two constants fold; a constant operand takes the cheaper recurrence.
+template <class T>
+series_variable<T> operator+(const series_variable<T>& a, const series_variable<T>& b) {
+    using kind = typename series_tape<T>::kind;
+    if (a.is_constant() && b.is_constant())
+        return a.constant() + b.constant();
+    if (a.is_constant())
+        return b.tape()->make(kind::add_constant, b, a.constant());
+    if (b.is_constant())
+        return a.tape()->make(kind::add_constant, a, b.constant());
+    return detail::tape_of(a, b)->make(kind::add, a, b);
+}
+template <class T>
+series_variable<T> operator-(const series_variable<T>& a, const series_variable<T>& b) {
+    using kind = typename series_tape<T>::kind;
+    if (a.is_constant() && b.is_constant())
+        return a.constant() - b.constant();
+    if (a.is_constant())
+        return b.tape()->make(kind::constant_minus, b, a.constant());
+    if (b.is_constant())
+        return a.tape()->make(kind::add_constant, a, -b.constant());
+    return detail::tape_of(a, b)->make(kind::sub, a, b);
+}
+template <class T>
+series_variable<T> operator-(const series_variable<T>& a) {
+    using kind = typename series_tape<T>::kind;
+    if (a.is_constant())
+        return -a.constant();
+    return a.tape()->make(kind::neg, a, T(0));
+}
+template <class T>
+series_variable<T> operator+(const series_variable<T>& a) {
+    return a;
+}
+template <class T>
+series_variable<T> operator*(const series_variable<T>& a, const series_variable<T>& b) {
+    using kind = typename series_tape<T>::kind;
+    if (a.is_constant() && b.is_constant())
+        return a.constant() * b.constant();
+    if (a.is_constant())
+        return b.tape()->make(kind::scale, b, a.constant());
+    if (b.is_constant())
+        return a.tape()->make(kind::scale, a, b.constant());
+    if (a.tape() == b.tape() && a.node() == b.node())
+        return a.tape()->make(kind::square, a, T(0));
+    return detail::tape_of(a, b)->make(kind::mul, a, b);
+}
+template <class T>
+series_variable<T> operator/(const series_variable<T>& a, const series_variable<T>& b) {
+    using kind = typename series_tape<T>::kind;
+    if (a.is_constant() && b.is_constant())
+        return a.constant() / b.constant();
+    if (a.is_constant())
+        return b.tape()->make(kind::constant_over, b, a.constant());
+    if (b.is_constant())
+        return a.tape()->make(kind::divide_constant, a, b.constant());
+    return detail::tape_of(a, b)->make(kind::div, a, b);
+}
+
+#define NABLA_SERIES_MIXED(op)                                                                     \
+    template <class T, detail::ConstantForSeries U>                                                \
+    series_variable<T> operator op(const series_variable<T>& a, const U& b) {                      \
+        return a op series_variable<T>(static_cast<T>(b));                                         \
+    }                                                                                              \
+    template <class T, detail::ConstantForSeries U>                                                \
+    series_variable<T> operator op(const U& a, const series_variable<T>& b) {                      \
+        return series_variable<T>(static_cast<T>(a)) op b;                                         \
+    }
+NABLA_SERIES_MIXED(+)
+NABLA_SERIES_MIXED(-)
+NABLA_SERIES_MIXED(*)
+NABLA_SERIES_MIXED(/)
+#undef NABLA_SERIES_MIXED
+
+// Comparisons compare values; comparing a value of the state in the recorded function throws
+// (series_tape::compared), since the branch would be replayed at every step.
+template <class T>
+bool operator==(const series_variable<T>& a, const series_variable<T>& b) {
+    if (auto* tape = detail::tape_of(a, b))
+        tape->compared();
+    return a.value() == b.value();
+}
+template <class T>
+auto operator<=>(const series_variable<T>& a, const series_variable<T>& b) {
+    if (auto* tape = detail::tape_of(a, b))
+        tape->compared();
+    return a.value() <=> b.value();
+}
+template <class T, detail::ConstantForSeries U>
+bool operator==(const series_variable<T>& a, const U& b) {
+    return a == series_variable<T>(static_cast<T>(b));
+}
+template <class T, detail::ConstantForSeries U>
+auto operator<=>(const series_variable<T>& a, const U& b) {
+    return a <=> series_variable<T>(static_cast<T>(b));
+}
+
+namespace detail {
+// sqrt has a recurrence of half the cost of its partial's; the other functions go through their
+// partials.
+template <class Rule, class T>
+series_variable<T> series_function(const series_variable<T>& u) {
+    if (u.is_constant())
+        return Rule::value(u.constant());
+    if constexpr (std::is_same_v<Rule, rules::sqrt_rule>)
+        return u.tape()->make(series_tape<T>::kind::root, u, T(0));
+    else
+        return u.tape()->template apply<Rule>(u);
+}
+}  // namespace detail
+
+#define NABLA_SERIES_UNARY(function, rule)                                                         \
+    template <class T>                                                                             \
+    series_variable<T> function(const series_variable<T>& u) {                                     \
+        return detail::series_function<rules::rule>(u);                                            \
+    }
+NABLA_UNARY_FUNCTIONS(NABLA_SERIES_UNARY)
+#undef NABLA_SERIES_UNARY
+
+#define NABLA_SERIES_BINARY(function, rule)                                                        \
+    template <class T>                                                                             \
+    series_variable<T> function(const series_variable<T>& a, const series_variable<T>& b) {        \
+        if (a.is_constant() && b.is_constant())                                                    \
+            return rules::rule::value(a.constant(), b.constant());                                 \
+        return detail::tape_of(a, b)->template apply<rules::rule>(a, b);                           \
+    }                                                                                              \
+    template <class T, detail::ConstantForSeries U>                                                \
+    series_variable<T> function(const series_variable<T>& a, const U& b) {                         \
+        return function(a, series_variable<T>(static_cast<T>(b)));                                 \
+    }                                                                                              \
+    template <class T, detail::ConstantForSeries U>                                                \
+    series_variable<T> function(const U& a, const series_variable<T>& b) {                         \
+        return function(series_variable<T>(static_cast<T>(a)), b);                                 \
+    }
+NABLA_BINARY_FUNCTIONS(NABLA_SERIES_BINARY)
+#undef NABLA_SERIES_BINARY
+
+template <class T>
+series_variable<T>
+fma(const series_variable<T>& a, const series_variable<T>& b, const series_variable<T>& c) {
+    return a * b + c;
+}
+
+template <class T, class I>
+requires std::is_integral_v<I> series_variable<T> polygamma(I n, const series_variable<T>& u) {
+    if (u.is_constant())
+        return rules::polygamma_rule::value(static_cast<int>(n), u.constant());
+    return u.tape()->template apply<rules::polygamma_rule>(static_cast<int>(n), u);
+}
+template <class T>
+series_variable<T> digamma(const series_variable<T>& u) {
+    return polygamma(0, u);
+}
+
+// Powers: an integer exponent multiplies (exact at a zero base, as nabla::taylor), a constant
+// real one has the power recurrence, a varying one its partials.
+template <class T, class I>
+requires std::is_integral_v<I> series_variable<T> pow(const series_variable<T>& a, I n) {
+    if (n < 0)
+        return T(1) / pow(a, -n);
+    series_variable<T> result(T(1)), base = a;
+    bool first = true;
+    for (auto e = n; e > 0; e /= 2) {
+        if (e % 2 == 1) {
+            result = first ? base : result * base;
+            first = false;
+        }
+        if (e > 1)
+            base = base * base;
+    }
+    return result;
+}
+template <class T, detail::ConstantForSeries U>
+requires(!std::is_integral_v<U>) series_variable<T> pow(const series_variable<T>& a, const U& r) {
+    using kind = typename series_tape<T>::kind;
+    if (a.is_constant())
+        return rules::pow_rule::value(a.constant(), static_cast<T>(r));
+    return a.tape()->make(kind::power, a, static_cast<T>(r));
+}
+template <class T>
+series_variable<T> pow(const series_variable<T>& a, const series_variable<T>& b) {
+    if (b.is_constant())
+        return pow(a, b.constant());
+    if (a.is_constant() && a.constant() == T(1))
+        return T(1);
+    return detail::tape_of(a, b)->power_of(a, b);
+}
+template <class T, detail::ConstantForSeries U>
+series_variable<T> pow(const U& a, const series_variable<T>& b) {
+    return pow(series_variable<T>(static_cast<T>(a)), b);
+}
+
+template <class T>
+bool isfinite(const series_variable<T>& x) {
+    using std::isfinite;
+    return isfinite(x.value());
+}
+template <class T>
+bool isnan(const series_variable<T>& x) {
+    using std::isnan;
+    return isnan(x.value());
+}
+
+}  // namespace nabla
+
+template <class T, class U>
+requires std::is_arithmetic_v<U>
+struct std::common_type<nabla::series_variable<T>, U> {
+    using type = nabla::series_variable<T>;
+};
+template <class T, class U>
+requires std::is_arithmetic_v<U>
+struct std::common_type<U, nabla::series_variable<T>> {
+    using type = nabla::series_variable<T>;
+};
