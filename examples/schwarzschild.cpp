@@ -79,8 +79,9 @@ const auto geodesic = [](auto, const auto& s) {
         T acceleration = 0.0;
         for (std::size_t b = 0; b < 4; ++b)
             for (std::size_t c = 0; c < 4; ++c)
-                if (gamma[a * 16 + b * 4 + c].value() != 0.0)  // 9 of the 64 symbols are not 0
-                    acceleration -= gamma[a * 16 + b * 4 + c] * s[4 + b] * s[4 + c];
+                if (const auto& g = gamma[a * 16 + b * 4 + c];
+                    !(g.is_constant() && g.constant() == 0.0))  // skip the structural zeros
+                    acceleration -= g * s[4 + b] * s[4 + c];
         ds[4 + a] = acceleration;
     }
     return ds;

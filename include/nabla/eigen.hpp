@@ -85,6 +85,23 @@ struct container_traits<Eigen::Matrix<T, Rows, Cols, Options, MaxRows, MaxCols>>
     }
 };
 
+// Which plain numbers mix with a nabla number in Eigen's expressions.
+template <class Number, class Plain>
+inline constexpr bool mixes_with = std::is_arithmetic_v<Plain> &&
+                                   (std::is_same_v<Plain, typename Number::value_type> ||
+                                    std::is_same_v<Plain, primal_type_t<Number>>);
+template <class T>
+inline constexpr bool is_eigen_scalar_v = false;
+template <class T, std::size_t N, bool S>
+inline constexpr bool is_eigen_scalar_v<dual<T, N, S>> = true;
+template <class T, std::size_t K>
+inline constexpr bool is_eigen_scalar_v<taylor<T, K>> = true;
+template <class T>
+inline constexpr bool is_eigen_scalar_v<active<T>> = true;
+template <class T>
+inline constexpr bool is_eigen_scalar_v<series_variable<T>> = true;
+template <class Number, class Plain>
+concept MixesInEigen = is_eigen_scalar_v<Number> && mixes_with<Number, Plain>;
 }  // namespace nabla::detail
 
 namespace Eigen {
@@ -109,38 +126,17 @@ template <class T>
 struct NumTraits<nabla::series_variable<T>>
     : nabla::detail::eigen_number_traits<nabla::series_variable<T>, T, 8> {};
 
-// A nabla number and a plain number of its value type (2.0 * A) give the nabla number.
-template <class T, std::size_t N, bool S, class Op>
-struct ScalarBinaryOpTraits<nabla::dual<T, N, S>, T, Op> {
-    using ReturnType = nabla::dual<T, N, S>;
+// A nabla number and a plain number (2.0 * A) give the nabla number: its value type, and the
+// plain number under nested dual numbers (a Hessian's dual<dual<double, 8>, 8>).
+template <class Number, class Plain, class Op>
+requires nabla::detail::MixesInEigen<Number, Plain>
+struct ScalarBinaryOpTraits<Number, Plain, Op> {
+    using ReturnType = Number;
 };
-template <class T, std::size_t N, bool S, class Op>
-struct ScalarBinaryOpTraits<T, nabla::dual<T, N, S>, Op> {
-    using ReturnType = nabla::dual<T, N, S>;
-};
-template <class T, std::size_t K, class Op>
-struct ScalarBinaryOpTraits<nabla::taylor<T, K>, T, Op> {
-    using ReturnType = nabla::taylor<T, K>;
-};
-template <class T, std::size_t K, class Op>
-struct ScalarBinaryOpTraits<T, nabla::taylor<T, K>, Op> {
-    using ReturnType = nabla::taylor<T, K>;
-};
-template <class T, class Op>
-struct ScalarBinaryOpTraits<nabla::active<T>, T, Op> {
-    using ReturnType = nabla::active<T>;
-};
-template <class T, class Op>
-struct ScalarBinaryOpTraits<T, nabla::active<T>, Op> {
-    using ReturnType = nabla::active<T>;
-};
-template <class T, class Op>
-struct ScalarBinaryOpTraits<nabla::series_variable<T>, T, Op> {
-    using ReturnType = nabla::series_variable<T>;
-};
-template <class T, class Op>
-struct ScalarBinaryOpTraits<T, nabla::series_variable<T>, Op> {
-    using ReturnType = nabla::series_variable<T>;
+template <class Plain, class Number, class Op>
+requires nabla::detail::MixesInEigen<Number, Plain>
+struct ScalarBinaryOpTraits<Plain, Number, Op> {
+    using ReturnType = Number;
 };
 
 }  // namespace Eigen

@@ -83,6 +83,47 @@ TEST_CASE("the series tape gives the derivatives of order 0..8 of every rule, as
     CHECK(functions == 47);
 }
 
+TEST_CASE("a recording replayed at another point gives that point's series, for every rule",
+          "[forward][taylor_ode][rules]") {
+    // Recorded at x0, replayed at x0 + 0.05: a value frozen at the recording (a branch inside
+    // a rule, a constant folded from a value) would show here against nabla::taylor.
+    const auto rows = nabla_test::read_taylor_rows();
+    std::size_t functions = 0;
+    nabla_test::for_each_rule_function([&]<std::size_t N>(const std::string& name, auto build) {
+        for (const auto& r : rows) {
+            if (r.name != name)
+                continue;
+            INFO("row: " << r.text);
+            const auto g = [&](auto x) {
+                using std::sin, std::cos;
+                const auto u1 = r.inner[0] + r.inner[1] * sin(x);
+                const auto u2 = r.inner[2] + r.inner[3] * cos(x);
+                const auto u3 = r.inner[4] + r.inner[5] * sin(2.0 * x);
+                return build(r.parameters, u1, u2, u3);
+            };
+            nabla::series_tape<double> tape(order);
+            const auto x = tape.time(r.x0);
+            const auto node = tape.node_of(nabla::series_variable<double>(g(x)));
+            const double x1 = r.x0 + 0.05;
+            tape.row(x.node())[0] = x1;
+            for (std::size_t k = 0; k <= order; ++k)
+                tape.replay(k);
+            const auto expected = nabla::derivatives<order>(g, x1);
+            double factorial = 1.0;
+            for (std::size_t k = 0; k <= order; ++k) {
+                if (k > 0)
+                    factorial *= double(k);
+                INFO("order " << k);
+                CHECK(tape.row(node)[k] * factorial ==
+                      Approx(expected[k]).epsilon(1e-11).margin(1e-11));
+            }
+            ++functions;
+            break;
+        }
+    });
+    CHECK(functions >= 40);
+}
+
 TEST_CASE("the series tape shares what it records and replays the recurrences exactly",
           "[forward][taylor_ode]") {
     nabla::series_tape<double> tape(6);
@@ -288,4 +329,79 @@ TEST_CASE("the Taylor integrator says what is wrong with its input",
                     std::domain_error);
     nabla::taylor_integrator fresh([](auto, const auto& y) { return y[0]; }, 0.0, std::array{1.0});
     CHECK_THROWS_AS(fresh.dense(0.0), std::logic_error);
+}
+
+TEST_CASE("the Taylor integrator's events keep their direction in time and do not fire twice",
+          "[forward][taylor_ode]") {
+    const auto oscillator = [](auto, const auto& y) { return std::array{y[1], -y[0]}; };
+    const auto position = [](auto, const auto& y) { return y[0]; };
+    // y0 = cos t: falls through 0 at pi/2 + 2 pi n, rises at 3 pi/2 + 2 pi n.
+    nabla::taylor_integrator ode(oscillator, 0.0, std::array{1.0, 0.0});
+    const auto rising = ode.add_event(position, nabla::event_direction::rising, true);
+    auto r = ode.propagate_until(20.0);
+    REQUIRE(r.reason == decltype(ode)::outcome::terminal_event);
+    CHECK(r.terminal_event == rising);
+    CHECK(std::abs(ode.time() - 1.5 * std::numbers::pi) < 1e-13);
+    // Going on: the next rising crossing, a period later, not the one it stopped at.
+    r = ode.propagate_until(20.0);
+    REQUIRE(r.reason == decltype(ode)::outcome::terminal_event);
+    CHECK(std::abs(ode.time() - 3.5 * std::numbers::pi) < 1e-12);
+    // Backwards from there: the crossings met going back in time keep their direction in time,
+    // so the first rising one found is at 1.5 pi again, and the falling one at 2.5 pi is not.
+    r = ode.propagate_until(0.5);
+    REQUIRE(r.reason == decltype(ode)::outcome::terminal_event);
+    CHECK(std::abs(ode.time() - 1.5 * std::numbers::pi) < 1e-12);
+    // step() looks for no events.
+    nabla::taylor_integrator plain(oscillator, 0.0, std::array{1.0, 0.0});
+    plain.add_event(position, nabla::event_direction::any, true);
+    for (int i = 0; i < 10; ++i)
+        plain.step();
+    CHECK(plain.time() > 5.0);
+}
+
+TEST_CASE("the Taylor integrator's step comes from the orders that are not zero",
+          "[forward][taylor_ode]") {
+    // y' = -4 t^3 y: y = exp(-t^4), a series with three zero orders in every four.
+    nabla::taylor_integrator gaps([](auto t, const auto& y) { return -4.0 * t * t * t * y[0]; },
+                                  0.0, std::array{1.0});
+    gaps.propagate_until(1.5);
+    CHECK(std::abs(gaps.state()[0] - std::exp(-std::pow(1.5, 4))) < 1e-14);
+    CHECK(gaps.steps() > 2);
+    // An order given: the tolerance sets the step.
+    const auto decay = [](auto, const auto& y) { return -y[0]; };
+    nabla::taylor_integrator loose(decay, 0.0, std::array{1.0}, {.tolerance = 1e-6, .order = 8});
+    nabla::taylor_integrator tight(decay, 0.0, std::array{1.0}, {.tolerance = 1e-14, .order = 8});
+    loose.propagate_until(5.0);
+    tight.propagate_until(5.0);
+    CHECK(tight.steps() > 2 * loose.steps());
+    CHECK(std::abs(tight.state()[0] - std::exp(-5.0)) < 1e-15);
+    CHECK(std::abs(loose.state()[0] - std::exp(-5.0)) < 1e-7);
+}
+
+TEST_CASE("the Taylor integrator stops at a NaN and keeps its last good state",
+          "[forward][taylor_ode][errors]") {
+    // y' = log(y) from y = 0.5: y falls to 0 in finite time, where log and its series end.
+    nabla::taylor_integrator nan_state(
+        [](auto, const auto& y) {
+            using std::log;
+            return log(y[0]);
+        },
+        0.0, std::array{0.5});
+    CHECK_THROWS_AS(nan_state.propagate_until(10.0), std::domain_error);
+    // The state of the last step that completed: finite, at the singularity within rounding.
+    CHECK(std::isfinite(nan_state.state()[0]));
+    CHECK(std::abs(nan_state.state()[0]) < 1e-6);
+    CHECK(std::isfinite(nan_state.time()));
+    CHECK_THROWS_AS(nan_state.dense(nan_state.time()), std::logic_error);
+    // A value of the state made a plain number is refused, like a branch.
+    const auto frozen = [](auto, const auto& y) { return std::array{-static_cast<double>(y[0])}; };
+    CHECK_THROWS_AS(nabla::taylor_integrator(frozen, 0.0, std::array{1.0}), std::invalid_argument);
+    CHECK_THROWS_AS(nabla::taylor_integrator(frozen, 0.0, std::array{1.0}, {.max_step = 0.0}),
+                    std::invalid_argument);
+    // The integrator moves: its recording lives on the heap.
+    nabla::taylor_integrator first([](auto, const auto& y) { return -y[0]; }, 0.0, std::array{1.0});
+    std::vector<decltype(first)> many;
+    many.push_back(std::move(first));
+    many.back().propagate_until(1.0);
+    CHECK(std::abs(many.back().state()[0] - std::exp(-1.0)) < 1e-15);
 }

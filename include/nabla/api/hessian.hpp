@@ -119,7 +119,7 @@ auto hessian_of_container(const F& f, const Container& x) {
     check_generic<F, active_container>();
     const std::size_t n = size_of(x);
     auto h = [&] {
-        if constexpr (size > 0)
+        if constexpr (fixed_result<size, size>)
             return zero_fixed_matrix<R, size, size>();
         else
             return zero_matrix<R>(n, n);
@@ -163,7 +163,7 @@ auto hessian(mode::reverse_t, const F& f, const Container& x) {
         using R = detail::promoted<typename Container::value_type>;
         constexpr std::size_t size = detail::container_traits<Container>::static_size;
         auto h = [&] {
-            if constexpr (size > 0)
+            if constexpr (detail::fixed_result<size, size>)
                 return detail::zero_fixed_matrix<R, size, size>();
             else
                 return detail::zero_matrix<R>(detail::size_of(x), detail::size_of(x));

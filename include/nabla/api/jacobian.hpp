@@ -68,7 +68,7 @@ auto forward_jacobian(const F& f, const Container& x) {
     using Y = std::remove_cvref_t<decltype(f(std::declval<const active_container&>()))>;
     constexpr std::size_t inputs = container_traits<Container>::static_size;
     constexpr std::size_t outputs = container_traits<Y>::static_size;
-    constexpr bool fixed = inputs > 0 && outputs > 0;
+    constexpr bool fixed = fixed_result<outputs, inputs>;
     const std::size_t n = size_of(x);
     auto j = [&] {
         if constexpr (fixed)
@@ -149,14 +149,14 @@ auto jacobian(mode::reverse_t, const F& f, const Container& x) {
             constexpr std::size_t outputs = detail::container_traits<Y>::static_size;
             // Fixed-size where both sizes are known at compile time, as in forward mode.
             auto j = [&] {
-                if constexpr (inputs > 0 && outputs > 0)
+                if constexpr (detail::fixed_result<outputs, inputs>)
                     return detail::zero_fixed_matrix<R, outputs, inputs>();
                 else
                     return detail::zero_matrix<R>(0, n);
             }();
             if constexpr (detail::container_traits<Y>::supported) {
                 auto [y, pullback] = vjp(f, x);
-                if constexpr (inputs == 0 || outputs == 0)
+                if constexpr (!detail::fixed_result<outputs, inputs>)
                     j = detail::zero_matrix<R>(detail::size_of(y), n);
                 auto unit = y;
                 for (std::size_t i = 0; i < detail::size_of(y); ++i) {

@@ -58,7 +58,7 @@ public:
         : constant_(static_cast<T>(v)) {}
     series_variable(series_tape<T>* tape, std::uint32_t node) : tape_(tape), node_(node) {}
 
-    // The value at the point of recording.
+    // The value at the point of recording (frozen: the recording is replayed elsewhere).
     T value() const;
     bool is_constant() const { return tape_ == nullptr; }
     series_tape<T>* tape() const { return tape_; }
@@ -68,6 +68,8 @@ public:
     template <class U>
     requires(std::is_arithmetic_v<U> && !std::is_same_v<U, long double>) explicit
     operator U() const {
+        if (tape_ != nullptr)
+            tape_->read();  // a plain number made of the state would be frozen
         return static_cast<U>(value());
     }
     // std::sin(x) and the like: a compile-time error that says to call sin unqualified
@@ -99,7 +101,8 @@ public:
     explicit series_tape(std::size_t order)
         : order_(order),
           reciprocal_(order + 1, T(0)),
-          zeros_(order + 1, T(0)) {
+          zeros_(order + 1, T(0)),
+          need_(order) {
         for (std::size_t k = 1; k <= order; ++k)
             reciprocal_[k] = T(1) / T(k);
     }
@@ -120,7 +123,7 @@ public:
         row(id)[0] = v;
         return {this, id};
     }
-    // The independent variable: t_0 = v (set_time moves it), t_1 = 1.
+    // The independent variable: t_0 = v (the caller moves it in row(node)[0]), t_1 = 1.
     variable time(const T& v) {
         const auto id = push({kind::time});
         row(id)[0] = v;
@@ -157,6 +160,15 @@ public:
             compile();
         for (const instruction& in : program_)
             step(in, k);
+    }
+
+    // A value of the state made a plain number while the user's function is recorded.
+    void read() const {
+        if (partial_depth_ == 0)
+            throw std::invalid_argument(
+                "nabla::taylor_integrator: f converts a value of the state to a plain number; f "
+                "is recorded once and replayed at every step, so the number would be frozen. "
+                "Keep the computation on f's numbers (write it generically, with auto).");
     }
 
     // A value compared while the user's function is recorded (rules' partials may compare).
@@ -317,10 +329,32 @@ private:
         return static_cast<std::uint32_t>(nodes_.size() - 1);
     }
 
-    using key = std::tuple<kind, std::uint32_t, std::uint32_t, std::uint64_t, const char*>;
-    static key key_of(const node& n) {
-        return {n.op, n.a, n.b, std::bit_cast<std::uint64_t>(static_cast<double>(n.c)), n.rule};
-    }
+    // What makes two operations the same: kind, operands, function and constant. Constants
+    // compare by value in T itself (long double keeps its digits), NaN equal to NaN and -0 apart
+    // from +0, which keeps the ordering strict.
+    struct key {
+        kind op;
+        std::uint32_t a, b;
+        T c;
+        const char* rule;
+
+        static int order(const T& x, const T& y) {
+            using std::isnan, std::signbit;
+            if (isnan(x) || isnan(y))
+                return isnan(x) == isnan(y) ? 0 : (isnan(x) ? -1 : 1);
+            if (x < y)
+                return -1;
+            if (y < x)
+                return 1;
+            return signbit(x) == signbit(y) ? 0 : (signbit(x) ? -1 : 1);
+        }
+        friend bool operator<(const key& p, const key& q) {
+            if (std::tie(p.op, p.a, p.b, p.rule) != std::tie(q.op, q.a, q.b, q.rule))
+                return std::tie(p.op, p.a, p.b, p.rule) < std::tie(q.op, q.a, q.b, q.rule);
+            return order(p.c, q.c) < 0;
+        }
+    };
+    static key key_of(const node& n) { return {n.op, n.a, n.b, n.c, n.rule}; }
 
     std::uint32_t constant_node(const T& v) {
         node n{kind::constant};
@@ -343,21 +377,40 @@ private:
             raise(found->second, need_);
             return found->second;
         }
+        const std::size_t before = nodes_.size();
         const auto id = push(n);
-        shared_.emplace(k, id);
-        compute(id, 0);
-        if (need_ > 0 && n.partials != nullptr)
-            record_partials(id);
+        shared_.emplace(k, id);  // before its partials, which may find it
+        try {
+            compute(id, 0);
+            if (need_ > 0 && n.partials != nullptr)
+                record_partials(id);
+        } catch (...) {
+            rollback(before);  // a domain error at the recording leaves no half-made operation
+            throw;
+        }
         return id;
     }
 
+    void rollback(std::size_t size) {
+        for (auto it = shared_.begin(); it != shared_.end();)
+            it = it->second >= size ? shared_.erase(it) : std::next(it);
+        nodes_.resize(size);
+        coefficients_.resize(size * (order_ + 1));
+        compiled_ = false;
+    }
+
     void record_partials(std::uint32_t id) {
-        const auto saved = need_;
+        struct restore {  // also when the partial throws
+            series_tape& tape;
+            std::size_t need;
+            ~restore() {
+                tape.need_ = need;
+                --tape.partial_depth_;
+            }
+        } guard{*this, need_};
         need_ = nodes_[id].need - 1;
         ++partial_depth_;
         nodes_[id].partials(*this, id);
-        --partial_depth_;
-        need_ = saved;
     }
 
     // A node read at a higher order than it was recorded for: its operands and partials too.
@@ -515,19 +568,23 @@ private:
         case kind::constant_minus:
             f.alpha = T(-1);
             f.b = zeros_.data();
+            f.beta = -T(0);  // x + (-0) is x for every x, -0 included
             return true;
         case kind::add_constant:
             f.b = zeros_.data();
+            f.beta = -T(0);
             return true;
         case kind::scale:
             f.alpha = n.c;
             f.b = zeros_.data();
+            f.beta = -T(0);
             return isfinite(n.c);
         case kind::divide_constant: {
             int exponent = 0;
             using std::frexp;
             f.alpha = T(1) / n.c;
             f.b = zeros_.data();
+            f.beta = -T(0);
             return isfinite(n.c) && n.c != T(0) && frexp(n.c, &exponent) == T(0.5) &&
                    isfinite(f.alpha) && f.alpha * n.c == T(1);
         }
@@ -732,7 +789,7 @@ private:
     std::vector<node> nodes_;
     std::vector<T> coefficients_;
     std::map<key, std::uint32_t> shared_;
-    std::size_t need_ = 0;
+    std::size_t need_;  // the order the operations recorded now are read at
     int partial_depth_ = 0;
 };
 
@@ -913,7 +970,7 @@ series_variable<T> digamma(const series_variable<T>& u) {
 template <class T, class I>
 requires std::is_integral_v<I> series_variable<T> pow(const series_variable<T>& a, I n) {
     if (n < 0)
-        return T(1) / pow(a, -n);
+        return T(1) / pow(a, -static_cast<long long>(n));
     series_variable<T> result(T(1)), base = a;
     bool first = true;
     for (auto e = n; e > 0; e /= 2) {

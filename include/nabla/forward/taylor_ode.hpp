@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <numbers>
 #include <span>
 #include <stdexcept>
@@ -116,7 +117,7 @@ public:
     taylor_integrator(const F& f, T t0, const Y0& y0, taylor_options options = {})
         : options_(options),
           order_(options.order != 0 ? options.order : order_for(options.tolerance)),
-          tape_(order_),
+          tape_(std::make_unique<series_tape<T>>(order_)),
           time_(t0),
           state_(std::begin(y0), std::end(y0)) {
         using variable = series_variable<T>;
@@ -125,14 +126,17 @@ public:
                       "nabla's series_variable numbers. Write it generically: [](auto t, const "
                       "auto& y) { using std::sin; return std::array{y[1], -sin(y[0])}; }, with "
                       "math functions called unqualified.");
+        order_for(options.tolerance);  // validates it
+        if (!(options.max_step > 0.0))
+            throw std::invalid_argument("nabla::taylor_integrator: max_step must be > 0");
         if (order_ < 2)
             throw std::invalid_argument("nabla::taylor_integrator: the order must be at least 2");
         if (state_.empty())
             throw std::invalid_argument("nabla::taylor_integrator: the state is empty");
-        tape_.read_at(order_);
-        t_ = tape_.time(t0);
+        tape_->read_at(order_);
+        t_ = tape_->time(t0);
         for (const T& v : state_)
-            y_.push_back(tape_.input(v));
+            y_.push_back(tape_->input(v));
         if constexpr (std::is_invocable_v<const F&, const variable&,
                                           const std::vector<variable>&>) {
             outputs_ = nodes_of(f(t_, std::as_const(y_)));
@@ -161,7 +165,7 @@ public:
             if (nodes.size() != 1)
                 throw std::invalid_argument(
                     "nabla::taylor_integrator::add_event: g must return one number");
-            events_.push_back({nodes[0], direction, terminal});
+            events_.push_back({nodes[0], direction, terminal, std::numeric_limits<T>::quiet_NaN()});
         }
         return events_.size() - 1;
     }
@@ -172,9 +176,10 @@ public:
     std::size_t size() const { return state_.size(); }
     std::size_t steps() const { return steps_; }
     // The operations f (and the events) recorded, partials included.
-    std::size_t operations() const { return tape_.size(); }
+    std::size_t operations() const { return tape_->size(); }
 
-    // One step forward, of the size the error control chooses; returns its length.
+    // One step forward, of the size the error control chooses; returns its length. Events are
+    // looked for by propagate_until only.
     T step() { return take_step(std::numeric_limits<T>::infinity(), nullptr); }
     // One step towards limit (backward when limit < time()), ending there if it is nearer than
     // the step the error control chooses; returns the signed length.
@@ -196,8 +201,9 @@ public:
 
     // The state at t within the last step (dense output): its Taylor polynomial.
     std::vector<T> dense(T t) const {
-        if (steps_ == 0)
-            throw std::logic_error("nabla::taylor_integrator::dense: no step taken yet");
+        if (!dense_valid_)
+            throw std::logic_error("nabla::taylor_integrator::dense: no step has completed since "
+                                   "the start or since a step that failed");
         const T lo = std::min(step_start_, time_), hi = std::max(step_start_, time_);
         if (!(t >= lo && t <= hi))
             throw std::out_of_range("nabla::taylor_integrator::dense: the time is outside the "
@@ -209,10 +215,13 @@ public:
 
     // The last step's normalised Taylor coefficient k of component i (around its start).
     T coefficient(std::size_t i, std::size_t k) const {
+        if (!dense_valid_)
+            throw std::logic_error("nabla::taylor_integrator::coefficient: no step has completed "
+                                   "since the start or since a step that failed");
         if (i >= state_.size() || k > order_)
             throw std::out_of_range("nabla::taylor_integrator::coefficient: no such component or "
                                     "order");
-        return tape_.row(y_[i].node())[k];
+        return tape_->row(y_[i].node())[k];
     }
 
 private:
@@ -220,6 +229,7 @@ private:
         std::uint32_t node;
         event_direction direction;
         bool terminal;
+        T last_root = std::numeric_limits<T>::quiet_NaN();  // the time of its last root
     };
 
     static std::size_t order_for(double tolerance) {
@@ -234,14 +244,14 @@ private:
         using variable = series_variable<T>;
         std::vector<std::uint32_t> nodes;
         if constexpr (std::is_convertible_v<R, variable>) {
-            nodes.push_back(tape_.node_of(variable(r)));
+            nodes.push_back(tape_->node_of(variable(r)));
         } else {
             static_assert(
                 requires { std::begin(r); },
                 "nabla::taylor_integrator: f returns neither a number nor a container "
                 "of numbers");
             for (const auto& v : r)
-                nodes.push_back(tape_.node_of(variable(v)));
+                nodes.push_back(tape_->node_of(variable(v)));
         }
         return nodes;
     }
@@ -249,7 +259,7 @@ private:
     // Sum_k c_k tau^k of every component of the last step.
     void evaluate(T tau, std::vector<T>& y) const {
         for (std::size_t i = 0; i < y.size(); ++i) {
-            const T* c = tape_.row(y_[i].node());
+            const T* c = tape_->row(y_[i].node());
             T sum = c[order_];
             for (std::size_t k = order_; k-- > 0;)
                 sum = sum * tau + c[k];
@@ -259,43 +269,59 @@ private:
 
     T take_step(T limit, result* r) {
         const std::size_t n = state_.size(), K = order_;
-        tape_.row(t_.node())[0] = time_;
+        dense_valid_ = false;  // the rows are rewritten from here on
+        tape_->row(t_.node())[0] = time_;
         links_.resize(n);
         for (std::size_t i = 0; i < n; ++i) {
-            links_[i] = {tape_.row(y_[i].node()), tape_.row(outputs_[i])};
+            links_[i] = {tape_->row(y_[i].node()), tape_->row(outputs_[i])};
             links_[i].first[0] = state_[i];
         }
         for (std::size_t k = 0; k < K; ++k) {
-            tape_.replay(k);
-            const T scale = tape_.reciprocal(k + 1);
+            tape_->replay(k);
+            const T scale = tape_->reciprocal(k + 1);
             for (const auto& [y, f] : links_)
                 y[k + 1] = f[k] * scale;
         }
-        if (!events_.empty())
-            tape_.replay(K);  // the events' series to order K
+        if (r != nullptr && !events_.empty())
+            tape_->replay(K);  // the events' series to order K
 
-        // Jorba and Zou's step from the last two coefficients.
-        T magnitude = T(0), last = T(0), before = T(0);
-        for (std::size_t i = 0; i < n; ++i) {
-            const T* c = tape_.row(y_[i].node());
-            magnitude = std::max(magnitude, std::abs(c[0]));
-            before = std::max(before, std::abs(c[K - 1]));
-            last = std::max(last, std::abs(c[K]));
-        }
-        const T s = std::max(T(1), magnitude);
+        // Jorba and Zou's step from the last two orders whose coefficients are not all zero (a
+        // series with gaps, such as that of exp(-t^4), has zero orders that do not mean it ended).
+        // A NaN anywhere makes the magnitudes NaN (the comparisons below keep it).
+        const auto largest = [&](std::size_t k) {
+            T m = T(0);
+            for (std::size_t i = 0; i < n; ++i) {
+                const T a = std::abs(tape_->row(y_[i].node())[k]);
+                if (!(a <= m))
+                    m = a;
+            }
+            return m;
+        };
+        const T magnitude = largest(0);
         T rho = std::numeric_limits<T>::infinity();
-        if (before > T(0))
-            rho = std::min(rho, std::pow(s / before, T(1) / T(K - 1)));
-        if (last > T(0))
-            rho = std::min(rho, std::pow(s / last, T(1) / T(K)));
-        if (!std::isfinite(magnitude) || !std::isfinite(before) || !std::isfinite(last))
+        bool finite = std::isfinite(magnitude);
+        const T s = std::max(T(1), magnitude);
+        const T eps = static_cast<T>(options_.tolerance);
+        std::size_t used = 0;
+        for (std::size_t k = K; k >= 1 && used < 2; --k) {
+            const T norm = largest(k);
+            finite = finite && std::isfinite(norm);
+            if (norm == T(0))
+                continue;
+            ++used;
+            // At the order chosen from the tolerance, (s / |y_k|)^(1/k) / e^2 is Jorba and
+            // Zou's step; at an order given, the tolerance enters as (eps s / |y_k|)^(1/k).
+            const T ratio = options_.order == 0 ? s / norm : eps * s / norm;
+            rho = std::min(rho, std::pow(ratio, T(1) / T(k)));
+        }
+        if (!finite)
             throw std::domain_error("nabla::taylor_integrator: the state's Taylor series is not "
                                     "finite at t = " +
                                     std::to_string(double(time_)));
         T h = rho * safety_;
         h = std::min(h, static_cast<T>(options_.max_step));
         if (!std::isfinite(h))
-            h = T(1);  // a series that ends (a polynomial solution) is exact at any step
+            h = T(1);  // every derivative is 0: an equilibrium, exact at any step
         const T remaining = limit - time_;
         T signed_h = remaining < T(0) ? -h : h;
         bool at_limit = false;
@@ -308,20 +334,20 @@ private:
 
         // Events: the earliest terminal root ends the step there.
         std::vector<std::pair<T, std::size_t>> roots;
-        for (std::size_t e = 0; e < events_.size(); ++e)
-            if (const T tau = first_root(events_[e], signed_h); !std::isnan(tau))
-                roots.emplace_back(tau, e);
+        if (r != nullptr)
+            for (std::size_t e = 0; e < events_.size(); ++e)
+                if (const T tau = first_root(events_[e], signed_h); !std::isnan(tau))
+                    roots.emplace_back(tau, e);
         std::sort(roots.begin(), roots.end(), [](const auto& a, const auto& b) {
             return std::abs(a.first) < std::abs(b.first);
         });
         bool terminal = false;
         std::size_t terminal_index = 0;
         for (const auto& [tau, e] : roots) {
-            if (r != nullptr) {
-                std::vector<T> at(n);
-                evaluate(tau, at);
-                r->events.push_back({e, step_start_ + tau, std::move(at)});
-            }
+            std::vector<T> at(n);
+            evaluate(tau, at);
+            r->events.push_back({e, step_start_ + tau, std::move(at)});
+            events_[e].last_root = step_start_ + tau;
             if (events_[e].terminal) {
                 signed_h = tau;
                 terminal = true;
@@ -335,9 +361,18 @@ private:
                                     "resolution of time at t = " +
                                     std::to_string(double(time_)) +
                                     ": the solution is singular there");
-        evaluate(signed_h, state_);
+        // A coefficient that is not finite makes the new state so (Horner's sum carries it).
+        next_.resize(n);
+        evaluate(signed_h, next_);
+        for (const T& v : next_)
+            if (!std::isfinite(v))
+                throw std::domain_error("nabla::taylor_integrator: the state's Taylor series is "
+                                        "not finite at t = " +
+                                        std::to_string(double(time_)));
+        state_.swap(next_);
         time_ = at_limit && !terminal ? limit : step_start_ + signed_h;
         ++steps_;
+        dense_valid_ = true;
         if (terminal && r != nullptr) {
             r->reason = outcome::terminal_event;
             r->terminal_event = terminal_index;
@@ -345,29 +380,36 @@ private:
         return signed_h;
     }
 
-    // The first root of an event's polynomial in (0, h] crossed in its direction, or NaN.
+    // The first root of an event's polynomial in (0, h] (h < 0: [h, 0), backwards) crossed in
+    // its direction in time, or NaN. A root found at the very end of the step before (a
+    // terminal event stops there) may show again within rounding at this step's start: the first
+    // sampling interval does not count for that event then.
     T first_root(const event& e, T h) const {
-        const T* g = tape_.row(e.node);
+        const T* g = tape_->row(e.node);
         const auto value = [&](T tau) {
             T sum = g[order_];
             for (std::size_t k = order_; k-- > 0;)
                 sum = sum * tau + g[k];
             return sum;
         };
+        const bool forward = h > T(0);
+        const bool cooling = e.last_root == step_start_;
         const std::size_t samples = 2 * (order_ + 1);
         T a = T(0), ga = g[0];
         for (std::size_t j = 1; j <= samples; ++j) {
             const T b = h * T(j) / T(samples);
             const T gb = value(b);
-            if (ga == T(0)) {  // a root at the start belongs to the step before
+            if (ga == T(0) || (cooling && j == 1)) {
                 a = b;
                 ga = gb;
                 continue;
             }
             const bool crossed = (ga < T(0) && gb >= T(0)) || (ga > T(0) && gb <= T(0));
+            // Rising in time: negative before the root. Backwards, "before" is the far side.
+            const bool negative_before = (ga < T(0)) == forward;
             const bool wanted = e.direction == event_direction::any ||
-                                (e.direction == event_direction::rising && ga < T(0)) ||
-                                (e.direction == event_direction::falling && ga > T(0));
+                                (e.direction == event_direction::rising && negative_before) ||
+                                (e.direction == event_direction::falling && !negative_before);
             if (crossed && wanted) {
                 // Bisection to the last bit: the root is bracketed by [a, b].
                 T lo = a, hi = b, glo = ga;
@@ -393,17 +435,20 @@ private:
 
     taylor_options options_;
     std::size_t order_;
-    series_tape<T> tape_;
+    std::unique_ptr<series_tape<T>> tape_;  // on the heap: the recorded numbers point to it
     T time_;
     std::vector<T> state_;
     series_variable<T> t_;
     std::vector<series_variable<T>> y_;
     std::vector<std::uint32_t> outputs_;
-    std::vector<std::pair<T*, const T*>> links_;  // each component's row and its derivative's
+    std::vector<std::pair<T*, const T*>> links_;
+    std::vector<T> next_;  // the state at the end of the step, until it is known to be finite  //
+                           // each component's row and its derivative's
     std::vector<event> events_;
     T safety_{};  // exp(-0.7 / (K - 1)) / e^2
     T step_start_{};
     std::size_t steps_ = 0;
+    bool dense_valid_ = false;  // the tape's rows hold the last step's series
 };
 
 template <class F, class Y0, class T>

@@ -17,9 +17,17 @@ template <class R>
 using matrix = xt::xtensor<R, 2>;
 
 // The result of a transformation whose sizes are known at compile time (a std::array in and
-// out): a fixed-size xtensor, on the stack, indexed the same way.
+// out) and small (up to fixed_matrix_limit entries, 8 KiB of doubles): a fixed-size xtensor, on
+// the stack, indexed the same way. Larger results are xtensor matrices on the heap.
 template <class R, std::size_t Rows, std::size_t Columns>
 using fixed_matrix = xt::xtensor_fixed<R, xt::xshape<Rows, Columns>>;
+inline constexpr std::size_t fixed_matrix_limit = 1024;
+
+namespace detail {
+template <std::size_t Rows, std::size_t Columns>
+inline constexpr bool fixed_result =
+    Rows > 0 && Columns > 0 && Rows * Columns <= fixed_matrix_limit;
+}  // namespace detail
 
 namespace detail {
 
