@@ -48,7 +48,7 @@ builds=(
     "build-bench g++ gcc"
     "build-bench-clang clang++ clang"
 )
-programs=(static_gradient forward_gradient forward_gradient_no_simd taylor_derivatives
+programs=(static_gradient forward_gradient forward_gradient_no_simd taylor_derivatives taylor_ode
           reverse_gradient)
 
 for build in "${builds[@]}"; do

@@ -91,7 +91,11 @@ def short_title(program, workload):
     if program.startswith("forward_gradient"):
         if workload.startswith("seed"):
             return "seed function, forward"
-        return f"Rosenbrock {size_text}, forward"
+        if workload.startswith("extended Rosenbrock"):
+            return f"Rosenbrock {size_text}, forward"
+        return workload.split(" (")[0].split(",")[0] + ", forward"
+    if program == "taylor_ode":
+        return "Taylor integrator, " + ("Lorenz" if "Lorenz" in workload else "Kepler")
     if program == "taylor_derivatives":
         order = re.search(r"0\.\.(\d+)", workload)
         return f"Taylor, orders 0..{order.group(1)}" if order else workload

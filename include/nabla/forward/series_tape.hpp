@@ -774,9 +774,23 @@ private:
             break;
         }
         in.y[k] = v;
+        // A follow-up that reads the value just computed takes it from the register, not back
+        // from the row it was stored to (a chain such as 10 (y - x) stays in registers).
+        const T* last = in.y;
         for (std::uint32_t f = 0; f < in.follow_ups; ++f) {
             const follow_up& then = in.then[f];
-            then.y[k] = then.alpha * then.a[k] + then.beta * then.b[k];
+            T av, bv;
+            if (then.a == last)
+                av = v;
+            else
+                av = then.a[k];
+            if (then.b == last)
+                bv = v;
+            else
+                bv = then.b[k];
+            v = then.alpha * av + then.beta * bv;
+            then.y[k] = v;
+            last = then.y;
         }
     }
 
