@@ -56,13 +56,7 @@ TEST_CASE("the series tape gives the derivatives of order 0..8 of every rule, as
                 continue;
             ++checked;
             INFO("row: " << r.text);
-            const auto g = [&](auto x) {
-                using std::sin, std::cos;
-                const auto u1 = r.inner[0] + r.inner[1] * sin(x);
-                const auto u2 = r.inner[2] + r.inner[3] * cos(x);
-                const auto u3 = r.inner[4] + r.inner[5] * sin(2.0 * x);
-                return build(r.parameters, u1, u2, u3);
-            };
+            const auto g = nabla_test::composition(r, build);
             std::size_t operations = 0;
             const auto d = tape_derivatives(g, r.x0, &operations);
             const auto by_series = nabla::derivatives<order>(g, r.x0);
@@ -94,13 +88,7 @@ TEST_CASE("a recording replayed at another point gives that point's series, for 
             if (r.name != name)
                 continue;
             INFO("row: " << r.text);
-            const auto g = [&](auto x) {
-                using std::sin, std::cos;
-                const auto u1 = r.inner[0] + r.inner[1] * sin(x);
-                const auto u2 = r.inner[2] + r.inner[3] * cos(x);
-                const auto u3 = r.inner[4] + r.inner[5] * sin(2.0 * x);
-                return build(r.parameters, u1, u2, u3);
-            };
+            const auto g = nabla_test::composition(r, build);
             nabla::series_tape<double> tape(order);
             const auto x = tape.time(r.x0);
             const auto node = tape.node_of(nabla::series_variable<double>(g(x)));

@@ -60,4 +60,18 @@ inline bool close_derivatives(const std::array<double, order + 1>& computed,
            1e-11 * std::max(std::abs(expected[k]), 1e-3 * scale);
 }
 
+// The row's function composed with its inner functions, generic in the number type:
+// x -> build(parameters, u1(x), u2(x), u3(x)), u1 = a0 + a1 sin x, u2 = a2 + a3 cos x,
+// u3 = a4 + a5 sin 2x.
+template <class Build>
+auto composition(const taylor_row& r, Build build) {
+    return [&r, build](auto x) {
+        using std::sin, std::cos;
+        const auto u1 = r.inner[0] + r.inner[1] * sin(x);
+        const auto u2 = r.inner[2] + r.inner[3] * cos(x);
+        const auto u3 = r.inner[4] + r.inner[5] * sin(2.0 * x);
+        return build(r.parameters, u1, u2, u3);
+    };
+}
+
 }  // namespace nabla_test

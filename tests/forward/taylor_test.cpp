@@ -36,13 +36,7 @@ TEST_CASE("derivatives of order 0..8 of compositions of every rule match mpmath"
                 continue;
             ++checked;
             INFO("row: " << r.text);
-            const auto g = [&](auto x) {
-                using std::sin, std::cos;
-                const auto u1 = r.inner[0] + r.inner[1] * sin(x);
-                const auto u2 = r.inner[2] + r.inner[3] * cos(x);
-                const auto u3 = r.inner[4] + r.inner[5] * sin(2.0 * x);
-                return build(r.parameters, u1, u2, u3);
-            };
+            const auto g = nabla_test::composition(r, build);
             const auto d = nabla::derivatives<order>(g, r.x0);
             for (std::size_t k = 0; k <= order; ++k) {
                 INFO("derivative of order " << k << ": " << d[k] << " against "
