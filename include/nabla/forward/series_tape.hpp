@@ -29,6 +29,7 @@
 #include <limits>
 #include <map>
 #include <stdexcept>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <vector>
@@ -162,6 +163,25 @@ public:
             step(in, k);
     }
 
+    // Whether functions with a kink or a jump (abs, min, max, floor, ...) are refused: a Taylor
+    // step, which sees the series of one side only, would cross the kink unseen (the integrator
+    // sets it; a series at one point is fine with them).
+    void refuse_kinks(bool refuse) { refuse_kinks_ = refuse; }
+    template <class Rule>
+    void check_smooth() const {
+        if constexpr (std::is_same_v<Rule, rules::abs_rule> ||
+                      std::is_base_of_v<rules::piecewise_constant<Rule>, Rule> ||
+                      std::is_base_of_v<rules::piecewise_linear<Rule>, Rule>) {
+            if (refuse_kinks_ && partial_depth_ == 0)
+                throw std::invalid_argument(
+                    std::string("nabla::taylor_integrator: f uses ") + Rule::name +
+                    ", which has a kink or a jump; a Taylor step sees the series of one side "
+                    "and would cross it unseen. Stop the integration there with an event (g: "
+                    "the argument of abs, a - b for min and max) and go on with the smooth "
+                    "formula of the other side.");
+        }
+    }
+
     // A value of the state made a plain number while the user's function is recorded.
     void read() const {
         if (partial_depth_ == 0)
@@ -177,8 +197,8 @@ public:
             throw std::invalid_argument(
                 "nabla::taylor_integrator: f compares a value of the state (if, ?:, std::max); f "
                 "is recorded once and replayed at every step, so the branch would be frozen. "
-                "Write f without branches on the state (fmin, fmax, abs and sign are nabla "
-                "functions), or stop the integration at an event and go on with another f.");
+                "Write f without branches on the state, or stop the integration at an event (g: "
+                "the quantity the branch tests) and go on with the other branch's f.");
     }
 
     enum class kind : std::uint8_t {
@@ -225,6 +245,7 @@ public:
     // y = Rule(a), or Rule(n, a) with an integer parameter n (polygamma's order).
     template <class Rule>
     variable apply(const variable& a) {
+        check_smooth<Rule>();
         node n{kind::unary};
         n.a = node_of(a);
         n.rule = Rule::name;
@@ -251,6 +272,7 @@ public:
     }
     template <class Rule>
     variable apply(const variable& a, const variable& b) {
+        check_smooth<Rule>();
         node n{kind::binary};
         n.a = node_of(a);
         n.b = node_of(b);
@@ -805,6 +827,7 @@ private:
     std::map<key, std::uint32_t> shared_;
     std::size_t need_;  // the order the operations recorded now are read at
     int partial_depth_ = 0;
+    bool refuse_kinks_ = false;
 };
 
 template <class T>

@@ -134,6 +134,7 @@ public:
         if (state_.empty())
             throw std::invalid_argument("nabla::taylor_integrator: the state is empty");
         tape_->read_at(order_);
+        tape_->refuse_kinks(true);
         t_ = tape_->time(t0);
         for (const T& v : state_)
             y_.push_back(tape_->input(v));
