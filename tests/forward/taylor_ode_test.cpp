@@ -364,6 +364,20 @@ TEST_CASE("the Taylor integrator's events keep their direction in time and do no
     r = ode.propagate_until(0.5);
     REQUIRE(r.reason == decltype(ode)::outcome::terminal_event);
     CHECK(std::abs(ode.time() - 1.5 * std::numbers::pi) < 1e-12);
+    // set_state restarts from another point: a bounce reverses the velocity at the event.
+    nabla::taylor_integrator ball(
+        [](auto, const auto& y) {
+            return std::array{y[1], -1.0 + 0.0 * y[1]};
+        },
+        0.0, std::array{1.0, 0.0});
+    ball.add_event(position, nabla::event_direction::falling, true);
+    ball.propagate_until(10.0);
+    CHECK(std::abs(ball.time() - std::sqrt(2.0)) < 1e-14);  // y = 1 - t^2 / 2
+    ball.set_state(ball.time(), std::array{0.0, -ball.state()[1]});
+    const auto bounce = ball.propagate_until(10.0);
+    CHECK(bounce.reason == decltype(ball)::outcome::terminal_event);
+    CHECK(std::abs(ball.time() - 3.0 * std::sqrt(2.0)) < 1e-13);
+    CHECK_THROWS_AS(ball.set_state(0.0, std::array{1.0}), std::invalid_argument);
     // step() looks for no events.
     nabla::taylor_integrator plain(oscillator, 0.0, std::array{1.0, 0.0});
     plain.add_event(position, nabla::event_direction::any, true);

@@ -171,6 +171,23 @@ public:
         return events_.size() - 1;
     }
 
+    // Restarts from another time and state with the same f, order and events: after an event,
+    // to apply an impulse. (f itself is fixed at the recording: constants it captured by
+    // reference are read then, not at later steps.)
+    template <class Y>
+    void set_state(T t, const Y& y) {
+        std::vector<T> next(std::begin(y), std::end(y));
+        if (next.size() != state_.size())
+            throw std::invalid_argument("nabla::taylor_integrator::set_state: the state has " +
+                                        std::to_string(next.size()) + " components, f takes " +
+                                        std::to_string(state_.size()));
+        time_ = t;
+        state_ = std::move(next);
+        dense_valid_ = false;
+        for (auto& e : events_)
+            e.last_root = std::numeric_limits<T>::quiet_NaN();
+    }
+
     T time() const { return time_; }
     const std::vector<T>& state() const { return state_; }
     std::size_t order() const { return order_; }
