@@ -5,10 +5,10 @@
 
 #include <nabla/eigen.hpp>
 
-#include <Eigen/LU>
-
 #include <cstdio>
 #include <vector>
+
+#include <Eigen/LU>
 
 #ifndef NABLA_COMPILE_MODE
 #define NABLA_COMPILE_MODE 4

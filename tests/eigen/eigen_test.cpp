@@ -128,9 +128,9 @@ TEST_CASE("an Eigen matrix in, its gradient, Jacobian and Hessian out as Eigen m
         for (int jj = 0; jj < 3; ++jj)
             for (int k = 0; k < 3; ++k)
                 for (int l = 0; l < 3; ++l) {
-                    const double expected = 2.0 * a.determinant() *
-                                            (inverse(jj, i) * inverse(l, k) -
-                                             inverse(l, i) * inverse(jj, k));
+                    const double expected =
+                        2.0 * a.determinant() *
+                        (inverse(jj, i) * inverse(l, k) - inverse(l, i) * inverse(jj, k));
                     CHECK_THAT(h(i + 3 * jj, k + 3 * l), WithinAbs(expected, 1e-13));
                 }
 }

@@ -75,7 +75,7 @@ constexpr bool same_up_to_order() {
             } else if constexpr ((same_up_to_order<X, Y>() && ...)) {
                 return true;
             } else if constexpr (sizeof...(X) == 2 && (std::is_same_v<R, rules::add_rule> ||
-                                                      std::is_same_v<R, rules::mul_rule>)) {
+                                                       std::is_same_v<R, rules::mul_rule>)) {
                 using x = std::tuple<X...>;
                 using y = std::tuple<Y...>;
                 return same_up_to_order<std::tuple_element_t<0, x>, std::tuple_element_t<1, y>>() &&

@@ -25,8 +25,7 @@ inline constexpr std::size_t fixed_matrix_limit = 1024;
 
 namespace detail {
 template <std::size_t Rows, std::size_t Columns>
-inline constexpr bool fixed_result =
-    Rows > 0 && Columns > 0 && Rows * Columns <= fixed_matrix_limit;
+inline constexpr bool fixed_result = Rows > 0 && Columns > 0 && Rows* Columns <= fixed_matrix_limit;
 }  // namespace detail
 
 namespace detail {
