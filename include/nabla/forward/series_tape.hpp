@@ -154,7 +154,7 @@ public:
     void replay(std::size_t k) {
         if (k == 0) {
             for (std::uint32_t i = 0; i < nodes_.size(); ++i)
-                compute(i, 0);
+                compute_value(i);
             return;
         }
         if (!compiled_)
@@ -403,7 +403,7 @@ private:
         const auto id = push(n);
         shared_.emplace(k, id);  // before its partials, which may find it
         try {
-            compute(id, 0);
+            compute_value(id);
             if (need_ > 0 && n.partials != nullptr)
                 record_partials(id);
         } catch (...) {
@@ -455,7 +455,9 @@ private:
             raise(nodes_[id].q, need - 1);
     }
 
-    void compute(std::uint32_t i, std::size_t k) {
+    // The value (coefficient 0) of operation i, and the 1 / a_0 its recurrence multiplies by;
+    // the orders above come from the compiled instructions (step).
+    void compute_value(std::uint32_t i) {
         node& n = nodes_[i];
         T* y = row(i);
         const T* a = n.a == none ? nullptr : row(n.a);
@@ -471,89 +473,65 @@ private:
         case kind::nothing:
             return;
         case kind::add:
-            y[k] = a[k] + b[k];
+            y[0] = a[0] + b[0];
             return;
         case kind::sub:
-            y[k] = a[k] - b[k];
+            y[0] = a[0] - b[0];
             return;
         case kind::neg:
-            y[k] = -a[k];
+            y[0] = -a[0];
             return;
         case kind::add_constant:
-            y[k] = k == 0 ? a[0] + n.c : a[k];
+            y[0] = a[0] + n.c;
             return;
         case kind::constant_minus:
-            y[k] = k == 0 ? n.c - a[0] : -a[k];
+            y[0] = n.c - a[0];
             return;
         case kind::scale:
-            // A zero coefficient stays zero under an infinite factor, as in nabla::taylor.
-            y[k] = k > 0 && a[k] == T(0) ? T(0) : n.c * a[k];
+            y[0] = n.c * a[0];
             return;
         case kind::divide_constant:
-            y[k] = a[k] / n.c;
+            y[0] = a[0] / n.c;
             return;
         case kind::mul:
-            y[k] = series::product_at(a, b, k);
+            y[0] = a[0] * b[0];
             return;
         case kind::square:
-            y[k] = series::square_at(a, k);
+            y[0] = a[0] * a[0];
             return;
         case kind::div:
-            if (k == 0) {
-                if (b[0] == T(0) && n.need > 0)
-                    series::domain_error(
-                        "nabla::taylor: division by a series whose constant term is 0");
-                y[0] = a[0] / b[0];
-                n.inverse = T(1) / b[0];
-            } else {
-                y[k] = series::quotient_at(y, b, a[k], n.inverse, k);
-            }
+            if (b[0] == T(0) && n.need > 0)
+                series::domain_error(
+                    "nabla::taylor: division by a series whose constant term is 0");
+            y[0] = a[0] / b[0];
+            n.inverse = T(1) / b[0];
             return;
         case kind::constant_over:
-            if (k == 0) {
-                if (a[0] == T(0) && n.need > 0)
-                    series::domain_error(
-                        "nabla::taylor: division by a series whose constant term is 0");
-                y[0] = n.c / a[0];
-                n.inverse = T(1) / a[0];
-            } else {
-                y[k] = series::quotient_at(y, a, T(0), n.inverse, k);
-            }
+            if (a[0] == T(0) && n.need > 0)
+                series::domain_error(
+                    "nabla::taylor: division by a series whose constant term is 0");
+            y[0] = n.c / a[0];
+            n.inverse = T(1) / a[0];
             return;
         case kind::power:
-            if (k == 0) {
-                if (a[0] == T(0) && n.need > 0)
-                    series::domain_error("nabla::taylor: a real power of a series that is 0 at "
-                                         "the point has no Taylor series there");
-                y[0] = rules::pow_rule::value(a[0], n.c);
-                n.inverse = T(1) / a[0];
-            } else {
-                y[k] = series::power_at(y, a, n.c, k) * reciprocal_[k] * n.inverse;
-            }
+            if (a[0] == T(0) && n.need > 0)
+                series::domain_error("nabla::taylor: a real power of a series that is 0 at the "
+                                     "point has no Taylor series there");
+            y[0] = rules::pow_rule::value(a[0], n.c);
+            n.inverse = T(1) / a[0];
             return;
         case kind::root:
-            if (k == 0) {
-                y[0] = rules::sqrt_rule::value(a[0]);
-                if (y[0] == T(0) && n.need > 0)
-                    series::domain_error("nabla::taylor: sqrt of a series that is 0 at the point "
-                                         "has no Taylor series");
-                n.inverse = T(1) / (T(2) * y[0]);
-            } else {
-                y[k] = series::square_root_at(y, a[k], n.inverse, k);
-            }
+            y[0] = rules::sqrt_rule::value(a[0]);
+            if (y[0] == T(0) && n.need > 0)
+                series::domain_error(
+                    "nabla::taylor: sqrt of a series that is 0 at the point has no Taylor series");
+            n.inverse = T(1) / (T(2) * y[0]);
             return;
         case kind::unary:
-            if (k == 0)
-                y[0] = n.value1(a[0], n.c);
-            else if (n.p != none)
-                y[k] = series::chain_sum(a, row(n.p), k) * reciprocal_[k];
+            y[0] = n.value1(a[0], n.c);
             return;
         case kind::binary:
-            if (k == 0)
-                y[0] = n.value2(a[0], b[0]);
-            else if (n.p != none)
-                y[k] = (series::chain_sum(a, row(n.p), k) + series::chain_sum(b, row(n.q), k)) *
-                       reciprocal_[k];
+            y[0] = n.value2(a[0], b[0]);
             return;
         }
     }
