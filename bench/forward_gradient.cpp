@@ -1,8 +1,9 @@
 // Forward-mode gradients of ordinary generic functions with few inputs, side by side with a
 // hand-written gradient and with the forward-mode peers in Debian: Ceres' Jet and Eigen's
 // fixed-size AutoDiffScalar: the seed function, the Hamiltonians of the Henon-Heiles system and of
-// the double pendulum (4 inputs each), and the extended Rosenbrock function at n = 16 and n = 64,
-// each as a ratio to the hand-written gradient.
+// the double pendulum (4 inputs each), the Christoffel symbols of the Schwarzschild metric from its
+// Jacobian, and the extended Rosenbrock function at n = 16 and n = 64, each as a ratio to the
+// hand-written gradient (the Christoffel symbols: to their closed form).
 //
 //   build-gcc/bench/forward_gradient
 
@@ -137,18 +138,54 @@ const auto schwarzschild = [](const auto& x) {
 
 using symbols = std::array<double, 64>;
 
-[[gnu::noinline]] symbols christoffel_by_nabla(const phase& x) {
-    const auto g = schwarzschild(x);
-    const auto dg = nabla::jacobian(schwarzschild, x);  // 16 x 4, fixed size: d g_ab / d x^c
+// Gamma^a_bc = (dg_ac/dx^b + dg_ab/dx^c - dg_bc/dx^a) / (2 g_aa) for the diagonal metric g and
+// its derivatives dg(a * 4 + b, c).
+template <class Metric, class Derivatives>
+NABLA_ALWAYS_INLINE symbols christoffel_from(const Metric& g, const Derivatives& dg) {
     symbols gamma;
     for (std::size_t a = 0; a < 4; ++a) {
-        const double half_inverse = 0.5 / g[a * 5];  // the metric is diagonal
+        const double half_inverse = 0.5 / g[a * 5];
         for (std::size_t b = 0; b < 4; ++b)
             for (std::size_t c = 0; c < 4; ++c)
                 gamma[a * 16 + b * 4 + c] =
                     half_inverse * (dg(a * 4 + c, b) + dg(a * 4 + b, c) - dg(b * 4 + c, a));
     }
     return gamma;
+}
+
+[[gnu::noinline]] symbols christoffel_by_nabla(const phase& x) {
+    // g and dg_ab / dx^c (16 x 4, fixed size) from one evaluation on dual numbers.
+    const auto [g, dg] = nabla::value_and_jacobian(schwarzschild, x);
+    return christoffel_from(g, dg);
+}
+
+[[gnu::noinline]] symbols christoffel_by_jet(const phase& x) {
+    using J = ceres::Jet<double, 4>;
+    const std::array<J, 4> active{J(x[0], 0), J(x[1], 1), J(x[2], 2), J(x[3], 3)};
+    const auto metric = schwarzschild(active);
+    std::array<double, 16> g;
+    nabla::fixed_matrix<double, 16, 4> dg;
+    for (std::size_t i = 0; i < 16; ++i) {
+        g[i] = metric[i].a;
+        for (std::size_t k = 0; k < 4; ++k)
+            dg(i, k) = metric[i].v[int(k)];
+    }
+    return christoffel_from(g, dg);
+}
+
+// The same sum over the metric's derivatives written by hand: what the Jacobian itself costs.
+[[gnu::noinline]] symbols christoffel_by_hand_derivatives(const phase& x) {
+    const double r = x[1], s = std::sin(x[2]), c = std::cos(x[2]);
+    const double f = 1.0 - 2.0 / r, df = 2.0 / (r * r);
+    const auto g = schwarzschild(x);
+    nabla::fixed_matrix<double, 16, 4> dg;
+    dg.fill(0.0);
+    dg(0, 1) = -df;
+    dg(5, 1) = -df / (f * f);
+    dg(10, 1) = 2.0 * r;
+    dg(15, 1) = 2.0 * r * s * s;
+    dg(15, 2) = 2.0 * r * r * s * c;
+    return christoffel_from(g, dg);
 }
 
 [[gnu::noinline]] symbols christoffel_by_hand(const phase& x) {
@@ -298,15 +335,22 @@ int race_christoffel(long calls) {
     for (std::size_t p = 0; p < points.size(); ++p)
         points[p] = {0.0, 3.0 + 0.05 * double(p), 0.3 + 0.01 * double(p), 0.1};
     for (const auto& x : points)
-        if (!agree(christoffel_by_hand(x), christoffel_by_nabla(x))) {
+        if (!agree(christoffel_by_hand(x), christoffel_by_nabla(x)) ||
+            !agree(christoffel_by_hand(x), christoffel_by_hand_derivatives(x)) ||
+            !agree(christoffel_by_hand(x), christoffel_by_jet(x))) {
             std::printf("Christoffel symbols differ\n");
             return 1;
         }
-    std::vector<nabla_bench::contender> c{{"closed form"}, {"nabla::jacobian of the metric"}};
+    std::vector<nabla_bench::contender> c{{"closed form"},
+                                          {"nabla::value_and_jacobian, sum"},
+                                          {"dg by hand, the same sum"},
+                                          {"ceres::Jet, the same sum"}};
     const auto at = [&](long i) -> const phase& { return points[i & 255]; };
     nabla_bench::race(
         c, calls, 15, [&](long i) { keep_gradient(christoffel_by_hand(at(i))); },
-        [&](long i) { keep_gradient(christoffel_by_nabla(at(i))); });
+        [&](long i) { keep_gradient(christoffel_by_nabla(at(i))); },
+        [&](long i) { keep_gradient(christoffel_by_hand_derivatives(at(i))); },
+        [&](long i) { keep_gradient(christoffel_by_jet(at(i))); });
     nabla_bench::report("Schwarzschild Christoffel symbols (64), from the metric", c);
     return 0;
 }

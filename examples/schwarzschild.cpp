@@ -1,5 +1,5 @@
 // Geodesics and curvature of the Schwarzschild metric, every derivative by nabla:
-//   - the Christoffel symbols from the Jacobian of the metric (nabla::jacobian);
+//   - the Christoffel symbols from the Jacobian of the metric (nabla::value_and_jacobian);
 //   - the Riemann tensor from the Jacobian of the Christoffel symbols (jacobian of a function
 //     that calls jacobian), and the Kretschmann scalar R_abcd R^abcd against 48 M^2 / r^6;
 //   - a bound, precessing orbit integrated by nabla's Taylor integrator, whose right-hand side
@@ -38,8 +38,7 @@ const auto metric = [](const auto& x) {
 // Gamma^a_bc at x, index a * 16 + b * 4 + c, from dg_ab / dx^c = J(a * 4 + b, c).
 const auto christoffel = [](const auto& x) {
     using T = std::remove_cvref_t<decltype(x[0])>;
-    const auto g = metric(x);
-    const auto dg = nabla::jacobian(metric, x);
+    const auto [g, dg] = nabla::value_and_jacobian(metric, x);  // one evaluation for both
     std::array<T, 64> gamma{};
     for (std::size_t a = 0; a < 4; ++a)
         for (std::size_t b = 0; b < 4; ++b)
@@ -53,8 +52,8 @@ const auto christoffel = [](const auto& x) {
 // the Kretschmann scalar (the metric being diagonal, raising an index divides by g_aa).
 double kretschmann(const std::array<double, 4>& x) {
     const auto g = metric(x);
-    const auto gamma = christoffel(x);
-    const auto dgamma = nabla::jacobian(christoffel, x);  // row a * 16 + b * 4 + c, column d
+    // Gamma and its Jacobian, row a * 16 + b * 4 + c, column d.
+    const auto [gamma, dgamma] = nabla::value_and_jacobian(christoffel, x);
     double k = 0.0;
     for (std::size_t a = 0; a < 4; ++a)
         for (std::size_t b = 0; b < 4; ++b)

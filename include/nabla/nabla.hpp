@@ -62,5 +62,12 @@ auto jacobian(const Args&...) {
                   "xtensor-dev) and do not define NABLA_NO_XTENSOR: nabla.hpp then includes "
                   "nabla/tensor.hpp");
 }
+template <class... Args>
+auto value_and_jacobian(const Args&...) {
+    static_assert(detail::always_false<Args...>,
+                  "nabla::value_and_jacobian returns an xt::xtensor matrix: install xtensor "
+                  "(Debian: xtensor-dev) and do not define NABLA_NO_XTENSOR: nabla.hpp then "
+                  "includes nabla/tensor.hpp");
+}
 }  // namespace nabla
 #endif

@@ -121,6 +121,57 @@ TEST_CASE("jacobian of a vector function", "[api][jacobian]") {
     CHECK(jp(1, 1) == Approx(2.0 * std::cos(0.5)));
 }
 
+TEST_CASE("value_and_jacobian gives F(x) from the evaluations of its Jacobian, in both modes",
+          "[api][jacobian]") {
+    const auto polar = [](const auto& p) {
+        using T = std::decay_t<decltype(p[0])>;
+        using std::cos, std::sin;
+        return std::array<T, 3>{p[0] * cos(p[1]), p[0] * sin(p[1]), T(2.0)};
+    };
+    const std::array x{2.0, 0.5};
+    const auto check = [&](const auto& result) {
+        const std::array<double, 3> value = result.value;  // the input's number type, F's shape
+        CHECK(value[0] == 2.0 * std::cos(0.5));
+        CHECK(value[1] == 2.0 * std::sin(0.5));
+        CHECK(value[2] == 2.0);
+        const auto j = nabla::jacobian(polar, x);
+        REQUIRE(result.jacobian.shape() == j.shape());
+        for (std::size_t i = 0; i < 3; ++i)
+            for (std::size_t k = 0; k < 2; ++k)
+                CHECK(result.jacobian(i, k) == Approx(j(i, k)).epsilon(1e-15).margin(1e-300));
+        CHECK(result.jacobian(2, 0) == 0.0);
+    };
+    check(nabla::value_and_jacobian(polar, x));
+    check(nabla::value_and_jacobian(nabla::mode::forward, polar, x));
+    check(nabla::value_and_jacobian(nabla::mode::reverse, polar, x));
+
+    // Run-time sizes over several passes of forward_chunk columns: the value is the first pass's.
+    const auto shifted = [](const auto& q) {
+        using T = std::decay_t<decltype(q[0])>;
+        std::vector<T> out(q.size());
+        for (std::size_t i = 0; i < q.size(); ++i)
+            out[i] = q[i] * q[(i + 1) % q.size()];
+        return out;
+    };
+    std::vector<double> q(19);
+    for (std::size_t i = 0; i < q.size(); ++i)
+        q[i] = 0.1 + 0.05 * static_cast<double>(i);
+    const auto check_shifted = [&](const auto& result) {
+        const std::vector<double>& v = result.value;
+        const auto& j = result.jacobian;
+        REQUIRE(v.size() == q.size());
+        REQUIRE(j.shape()[0] == q.size());
+        for (std::size_t i = 0; i < q.size(); ++i) {
+            const std::size_t next = (i + 1) % q.size();
+            CHECK(v[i] == q[i] * q[next]);
+            CHECK(j(i, i) == q[next]);
+            CHECK(j(i, next) == q[i]);
+        }
+    };
+    check_shifted(nabla::value_and_jacobian(shifted, q));
+    check_shifted(nabla::value_and_jacobian(nabla::mode::reverse, shifted, q));
+}
+
 TEST_CASE("jacobian in reverse mode: one recording, one sweep per row",
           "[api][jacobian][reverse]") {
     // Few outputs of many inputs, with branches and a loop whose length depends on the values

@@ -126,6 +126,35 @@ TEST_CASE("structural zeros are strong in every mode, across the directions of a
         CHECK(m(0, 1) == inf);
         CHECK(m(1, 0) == inf);
     }
+    // Fixed sizes in and out (one pass each), and the Hessian by forward over reverse, whose
+    // strong evaluations go a column at a time; its H v.
+    const auto pair = [&](const auto& w) {
+        using T = std::decay_t<decltype(w[0])>;
+        return std::array<T, 2>{f(w[0], w[1]), f(w[1] - 1.0, w[0] + 1.0)};
+    };
+    const auto [pair_value, pair_jacobian] = nabla::value_and_jacobian(pair, at_array);
+    CHECK(pair_value[0] == 1.0);
+    CHECK(pair_value[1] == 1.0);
+    const auto check_pair = [](const auto& j) {
+        CHECK(j(0, 0) == inf);
+        CHECK(j(0, 1) == 1.0);
+        CHECK(j(1, 1) == inf);
+        CHECK(j(1, 0) == 1.0);
+    };
+    check_pair(nabla::jacobian(pair, at_array));
+    check_pair(pair_jacobian);
+    check_pair(nabla::jacobian(nabla::mode::reverse, pair, at_array));
+    const auto of_pair = [&](const auto& w) { return g(w[0], w[1]); };
+    const auto h_array = nabla::hessian(nabla::mode::forward, of_pair, at_array);
+    const auto h_reverse = nabla::hessian(nabla::mode::reverse, of_pair, at);
+    CHECK(h_array(1, 1) == 2.0);
+    CHECK(h_array(0, 1) == inf);
+    CHECK(h_reverse(1, 1) == 2.0);
+    CHECK(h_reverse(0, 1) == inf);
+    CHECK(h_reverse(1, 0) == inf);
+    const auto hv = nabla::hvp(of_pair, at, std::vector<double>{0.0, 1.0});
+    CHECK(hv[0] == inf);
+    CHECK(hv[1] == 2.0);
     // The strong dual itself: the product with a zero tangent is 0, a NaN from the domain stays.
     using S = nabla::dual<double, 2, true>;
     const S u(0.0, {1.0, 0.0}), v(1.0, {0.0, 1.0});

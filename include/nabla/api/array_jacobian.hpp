@@ -80,7 +80,8 @@ auto hessian(mode::arrays_t, const F& f, const Arg& x) {
     matrix<double> h = detail::zero_matrix<double>(n, n);
     for (std::size_t first = 0; first < n; first += W)
         if (detail::array_hessian_columns<D, W>(f, x, first, h)) [[unlikely]]
-            detail::array_hessian_columns<detail::strong_dual_t<D>, W>(f, x, first, h);
+            for (std::size_t c = first; c < std::min(n, first + W); ++c)
+                detail::array_hessian_columns<detail::strong_direction_t<D>, 1>(f, x, c, h);
     return h;
 }
 

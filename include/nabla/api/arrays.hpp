@@ -418,7 +418,7 @@ auto jvp(mode::arrays_t,
     auto out = detail::jvp_on<D>(f, primals, directions, nan);
     if (nan) [[unlikely]] {  // again on strong duals (docs/conventions.md)
         bool again = false;
-        out = detail::jvp_on<detail::strong_dual_t<D>>(f, primals, directions, again);
+        out = detail::jvp_on<detail::strong_direction_t<D>>(f, primals, directions, again);
     }
     return out;
 }
@@ -441,7 +441,7 @@ auto hvp(mode::arrays_t,
     auto out = std::apply([](const auto&... a) { return std::tuple{detail::gradient_like(a)...}; },
                           primals);
     if (detail::hvp_on<D>(f, primals, directions, out)) [[unlikely]]
-        detail::hvp_on<detail::strong_dual_t<D>>(f, primals, directions, out);
+        detail::hvp_on<detail::strong_direction_t<D>>(f, primals, directions, out);
     if constexpr (sizeof...(P) == 1)
         return std::get<0>(std::move(out));
     else

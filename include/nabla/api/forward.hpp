@@ -179,19 +179,42 @@ NABLA_ALWAYS_INLINE constexpr auto dual_value_and_grad(const F& f, const Args&..
         return value_and_gradient<R, sizeof...(Args)>{static_cast<R>(y), {}};
 }
 
-// Strong dual numbers of the same shape as a dual type D, at every level of nesting above R, the
-// arguments' own number type: the levels this transformation made. R itself stays as it is,
-// since an enclosing transformation's numbers (captured by f, or passed in) keep their type.
+// The dual numbers of the NaN fallback for dual numbers D: strong, with one direction, at every
+// level of nesting above R, the arguments' own number type (R itself stays as it is, since an
+// enclosing transformation's numbers, captured by f or passed in, keep their type). Every forward
+// transformation evaluates again on these, a direction at a time, so that f is compiled for the
+// fallback once, whatever the width of the plain duals, and on the narrowest duals there are.
 template <class D, class R>
-struct strong_dual {
+struct strong_direction {
     using type = D;
 };
 template <class T, std::size_t N, bool S, class R>
-requires(!std::is_same_v<dual<T, N, S>, R>) struct strong_dual<dual<T, N, S>, R> {
-    using type = dual<typename strong_dual<T, R>::type, N, true>;
+requires(!std::is_same_v<dual<T, N, S>, R>) struct strong_direction<dual<T, N, S>, R> {
+    using type = dual<typename strong_direction<T, R>::type, 1, true>;
 };
 template <class D, class R = primal_type_t<D>>
-using strong_dual_t = typename strong_dual<D, R>::type;
+using strong_direction_t = typename strong_direction<D, R>::type;
+
+// The value and derivative of f at the arguments along argument I, on strong duals S.
+template <class R, class S, std::size_t I, class F, class... Args>
+NABLA_ALWAYS_INLINE constexpr auto strong_partial(const F& f, const Args&... args) {
+    return [&]<std::size_t... J>(std::index_sequence<J...>) {
+        return split_result<R, S>(f(S(static_cast<R>(args), {R(I == J ? 1 : 0)})...));
+    }(std::index_sequence_for<Args...>{});
+}
+
+// The value and gradient of f at the arguments on strong duals, one direction per evaluation
+// (inline: a call made g++ return the plain result through memory as well).
+template <class R, class F, class... Args>
+NABLA_ALWAYS_INLINE constexpr value_and_gradient<R, sizeof...(Args)>
+strong_value_and_grad(const F& f, const Args&... args) {
+    using S = dual<R, 1, true>;
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+        const std::array partials{strong_partial<R, S, I>(f, args...)...};
+        return value_and_gradient<R, sizeof...(Args)>{partials[0].first,
+                                                      {partials[I].second[0]...}};
+    }(std::index_sequence_for<Args...>{});
+}
 
 template <class F, class... Args>
 NABLA_ALWAYS_INLINE constexpr auto forward_value_and_grad(const F& f, const Args&... args) {
@@ -203,11 +226,10 @@ NABLA_ALWAYS_INLINE constexpr auto forward_value_and_grad(const F& f, const Args
                   !one_output<F, decltype((void)args, D{})...>()) {
         return value_and_gradient<R, n>{};
     } else {
-        // Again on strong duals when the gradient has a NaN, inline: a call made g++ return the
-        // plain result through memory.
+        // Again on strong duals when the gradient has a NaN.
         const auto result = dual_value_and_grad<R, D>(f, args...);
         if (any_nan(result.gradient)) [[unlikely]]
-            return dual_value_and_grad<R, strong_dual_t<D, R>>(f, args...);
+            return strong_value_and_grad<R>(f, args...);
         return result;
     }
 }
@@ -235,12 +257,36 @@ auto seeded_chunk(const Container& x, std::size_t start, std::size_t stop) {
 }
 
 // The tangents of directions start .. stop - 1 of f at x, on strong duals (a NaN in the plain
-// ones): off the fast path.
+// ones): off the fast path, a direction per evaluation.
 template <class R, class D, class F, class Container>
 [[gnu::noinline]] auto
 strong_chunk(const F& f, const Container& x, std::size_t start, std::size_t stop) {
-    using S = strong_dual_t<D, R>;
-    return split_result<R, S>(f(seeded_chunk<R, S>(x, start, stop))).second;
+    using S = strong_direction_t<D, R>;
+    decltype(D::tangent) tangent{};
+    for (std::size_t k = start; k < stop; ++k)
+        tangent[k - start] = split_result<R, S>(f(seeded_chunk<R, S>(x, k, k + 1))).second[0];
+    return tangent;
+}
+
+// The value and gradient of f at a std::array of N numbers in one pass on dual<R, N>: the inputs
+// built seeded, and the gradient read out, in one expression each (no loops to seed and clear
+// directions, no copy of x), as for separate arguments.
+template <class F, class T, std::size_t N>
+NABLA_ALWAYS_INLINE auto one_pass_value_and_grad(const F& f, const std::array<T, N>& x) {
+    using R = promoted<T>;
+    using D = dual<R, N>;
+    return [&]<std::size_t... I>(std::index_sequence<I...>) NABLA_INLINE_LAMBDA {
+        using result = value_with_gradient<R, std::array<T, N>>;
+        std::array<D, N> active;
+        for (std::size_t k = 0; k < N; ++k)
+            active[k] = D(static_cast<R>(x[k]), units<R, N>[k]);
+        const auto [value, tangent] = split_result<R, D>(f(std::as_const(active)));
+        if (any_nan(tangent)) [[unlikely]] {
+            const auto strong = strong_chunk<R, D>(f, x, 0, N);
+            return result{value, {static_cast<T>(strong[I])...}};
+        }
+        return result{value, {static_cast<T>(tangent[I])...}};
+    }(std::make_index_sequence<N>{});
 }
 
 // Gradient of a function of a container, `forward_chunk` directions per pass.
@@ -255,7 +301,11 @@ auto forward_value_and_grad_container(const F& f, const Container& x) {
     Container gradient = x;
     R value{};
     if constexpr (std::is_invocable_v<const F&, const dual_container&> &&
-                  one_output<F, dual_container>()) {
+                  one_output<F, dual_container>() &&
+                  std::is_same_v<Container, std::array<T, width>>) {
+        return one_pass_value_and_grad(f, x);
+    } else if constexpr (std::is_invocable_v<const F&, const dual_container&> &&
+                         one_output<F, dual_container>()) {
         const std::size_t n = x.size();
         dual_container active = container_traits<Container>::template make_like<D>(x);
         for (std::size_t k = 0; k < n; ++k)
@@ -302,7 +352,7 @@ constexpr auto jvp(const F& f, const std::tuple<P...>& primals, const std::tuple
         };
         const auto result = along.template operator()<D>(std::index_sequence_for<P...>{});
         if (detail::is_nan(result.tangent)) [[unlikely]]  // NaN: again on a strong dual
-            return along.template operator()<detail::strong_dual_t<D, R>>(
+            return along.template operator()<detail::strong_direction_t<D, R>>(
                 std::index_sequence_for<P...>{});
         return result;
     }

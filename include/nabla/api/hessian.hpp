@@ -65,6 +65,23 @@ bool hessian_on(const F& f, H& h, const Args&... args) {
     return nan;
 }
 
+// The Hessian of f at n scalar arguments on strong duals, an entry per evaluation, into h.
+template <class R, class F, class H, class... Args>
+[[gnu::noinline]] void strong_hessian(const F& f, H& h, const Args&... args) {
+    using S = strong_direction_t<dual<dual<R, 1>, 1>, R>;
+    constexpr std::size_t n = sizeof...(Args);
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = i; j < n; ++j) {
+            const auto y = [&]<std::size_t... I>(std::index_sequence<I...>) {
+                return f(seeded_twice<S>(static_cast<R>(args), 0, 0, I == i, I == j)...);
+            }(std::index_sequence_for<Args...>{});
+            if constexpr (std::is_same_v<std::remove_cvref_t<decltype(y)>, S>) {
+                h(i, j) = y.tangent[0].tangent[0];
+                h(j, i) = h(i, j);
+            }
+        }
+}
+
 template <class F, class... Args>
 auto hessian_of_scalars(const F& f, const Args&... args) {
     using R = promoted<std::common_type_t<Args...>>;
@@ -74,7 +91,7 @@ auto hessian_of_scalars(const F& f, const Args&... args) {
     auto h = zero_matrix<R>(n, n);
     if constexpr (std::is_invocable_v<const F&, decltype((void)args, D{})...>) {
         if (hessian_on<D>(f, h, args...)) [[unlikely]]  // a NaN: again on strong duals
-            hessian_on<strong_dual_t<D, R>>(f, h, args...);
+            strong_hessian<R>(f, h, args...);
     }
     return h;
 }
@@ -107,6 +124,16 @@ bool hessian_block(const F& f, const Container& x, std::size_t a, std::size_t b,
     return nan;
 }
 
+// Block (a, b) of the Hessian again on strong duals S, an entry per evaluation.
+template <class S, class F, class Container, class H>
+[[gnu::noinline]] void strong_block(
+    const F& f, const Container& x, std::size_t a, std::size_t b, std::size_t width, H& h) {
+    const std::size_t n = size_of(x);
+    for (std::size_t i = a; i < std::min(n, a + width); ++i)
+        for (std::size_t j = std::max(i, b); j < std::min(n, b + width); ++j)
+            hessian_block<S, 1>(f, x, i, j, h);
+}
+
 // A container whose size is known at compile time (std::array) gets a fixed-size Hessian, and
 // blocks of at most its size.
 template <class F, class Container>
@@ -130,7 +157,7 @@ auto hessian_of_container(const F& f, const Container& x) {
         for (std::size_t a = 0; a < n; a += width)
             for (std::size_t b = a; b < n; b += width)
                 if (hessian_block<D, width>(f, x, a, b, h)) [[unlikely]]
-                    hessian_block<strong_dual_t<D, R>, width>(f, x, a, b, h);
+                    strong_block<strong_direction_t<D, R>>(f, x, a, b, width, h);
     }
     return h;
 }

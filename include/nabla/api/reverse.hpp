@@ -286,7 +286,7 @@ bool reverse_hessian_columns(const F& f, const Container& x, std::size_t first, 
 }
 
 // The Hessian of f at x by forward over reverse, W columns per recording; columns with a NaN
-// again on strong duals (docs/conventions.md).
+// again on strong duals, a column per recording (docs/conventions.md).
 template <std::size_t W, class F, class Container, class Set>
 void reverse_hessian(const F& f, const Container& x, Set set) {
     using R = promoted<typename Container::value_type>;
@@ -296,7 +296,8 @@ void reverse_hessian(const F& f, const Container& x, Set set) {
     if constexpr (std::is_invocable_v<const F&, const active_container&>) {
         for (std::size_t first = 0; first < x.size(); first += W)
             if (reverse_hessian_columns<D, W>(f, x, first, set)) [[unlikely]]
-                reverse_hessian_columns<strong_dual_t<D>, W>(f, x, first, set);
+                for (std::size_t c = first; c < std::min(x.size(), first + W); ++c)
+                    reverse_hessian_columns<strong_direction_t<D>, 1>(f, x, c, set);
     }
 }
 
@@ -344,7 +345,7 @@ Container hvp(const F& f, const Container& x, const Direction& v) {
     Container hv = x;
     if constexpr (std::is_invocable_v<const F&, const active_container&>) {
         if (detail::hvp_on<D>(f, x, v, hv)) [[unlikely]]  // a NaN: again on strong duals
-            detail::hvp_on<detail::strong_dual_t<D, R>>(f, x, v, hv);
+            detail::hvp_on<detail::strong_direction_t<D, R>>(f, x, v, hv);
     }
     return hv;
 }
