@@ -249,6 +249,42 @@ TEST_CASE("events find the pendulum's quarter period, K(sin(theta0 / 2)), to 1e-
     CHECK(std::abs(stopped.state()[0] + theta0) < 1e-13);
 }
 
+TEST_CASE("a step's series equal the Picard iteration on taylor numbers, whatever computes y'",
+          "[forward][taylor_ode]") {
+    // Each y' comes from another kind of operation of the replay: two products paired, a square
+    // and a unary function paired with their twins, a sum after a product, an input, a constant
+    // and one output twice; coefficient k + 1 of y is written where coefficient k of y' is.
+    const auto field = [](auto t, const auto& y) {
+        using std::cos, std::exp, std::sin;
+        using T = std::decay_t<decltype(y[0])>;
+        const T shared = y[0] * y[2];
+        return std::array<T, 9>{y[1] * y[2],  shared,        y[3] * y[3], y[4] * y[4],
+                                sin(y[0]),    cos(y[1]) + t, y[5],        T(0.5),
+                                shared};
+    };
+    const std::array start{0.3, -0.2, 0.5, 0.1, -0.4, 0.7, 0.2, 0.0, 0.6};
+    nabla::taylor_integrator ode(field, 0.25, start, {.tolerance = 1e-15, .order = 12});
+    ode.step();
+    // y_{k+1} = f(t, y)_k / (k + 1) on nabla::taylor<double, 12>: O(K^3), another route.
+    using number = nabla::taylor<double, 12>;
+    std::array<number, 9> y{};
+    for (std::size_t i = 0; i < 9; ++i)
+        y[i] = number(start[i]);
+    number t(0.25);
+    t.c[1] = 1.0;
+    for (std::size_t k = 0; k < 12; ++k) {
+        const auto d = field(t, y);
+        for (std::size_t i = 0; i < 9; ++i)
+            y[i].c[k + 1] = d[i].c[k] / double(k + 1);
+    }
+    for (std::size_t i = 0; i < 9; ++i)
+        for (std::size_t k = 0; k <= 12; ++k) {
+            INFO("component " << i << ", order " << k);
+            CHECK(ode.coefficient(i, k) ==
+                  Approx(y[i].c[k]).epsilon(1e-13).margin(1e-15 * (1 + std::abs(y[i].c[0]))));
+        }
+}
+
 TEST_CASE("the Taylor integrator handles time-dependent fields and polynomial solutions",
           "[forward][taylor_ode]") {
     // y' = cos(t): y = sin(t).

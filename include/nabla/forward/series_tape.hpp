@@ -32,6 +32,7 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "../concepts.hpp"
@@ -150,17 +151,33 @@ public:
     }
 
     // Computes coefficient k of every operation, given the inputs' coefficients to k and every
-    // coefficient below k. At k = 0, the values.
+    // coefficient below k (at k = 0, the values), and coefficient k + 1 of every linked input.
     void replay(std::size_t k) {
         if (k == 0) {
             for (std::uint32_t i = 0; i < nodes_.size(); ++i)
                 compute_value(i);
+            if (order_ > 0)
+                for (const auto& [y, f] : links_)
+                    row(y)[1] = row(f)[0];
             return;
         }
         if (!compiled_)
             compile();
         for (const instruction& in : program_)
             step(in, k);
+        if (k < order_)
+            for (const auto& [y, f] : open_links_)
+                y[k + 1] = f[k] * reciprocal_[k + 1];
+    }
+
+    // Links y' = f, an input y to a node f: a replay at order k < order() sets coefficient k + 1 of
+    // y to coefficient k of f over k + 1, as soon as that is computed (a Taylor integrator's
+    // recurrence, with no second pass over the rows).
+    void link(std::uint32_t y, std::uint32_t f) {
+        if (y >= nodes_.size() || f >= nodes_.size() || nodes_[y].op != kind::input)
+            throw std::invalid_argument("nabla::series_tape::link: y is an input, f a node");
+        links_.emplace_back(y, f);
+        compiled_ = false;
     }
 
     // Whether functions with a kink or a jump (abs, min, max, floor, ...) are refused: a Taylor
@@ -540,51 +557,58 @@ private:
     // their rows resolved, so the recording's bookkeeping stays out of the loop. The operations of
     // cost O(1) per order (sums, scalings) after an instruction join it as follow-ups (their
     // operands come earlier, so they are known at order k): 10 (y - x) is one instruction.
-    // A linear operation at orders k >= 1 as y_k = alpha a_k + beta b_k, exactly (a missing
-    // operand reads a row of zeros): sums, differences, negations, and scalings and divisions
-    // where they are exact as a product (a finite factor; a divisor that is a power of 2).
+    // A linear operation at orders k >= 1, exactly: a_k + b_k, a_k - b_k or alpha a_k (negations,
+    // and scalings and divisions where they are exact as a product: a finite factor, a divisor
+    // that is a power of 2).
     struct follow_up {
+        enum class form : std::uint8_t { plus, minus, times };
         T* y;
         const T* a;
         const T* b;
-        T alpha, beta;
+        T alpha;
+        form as;
+        T* next = nullptr;  // the row of an input linked to y (link)
+
+        NABLA_ALWAYS_INLINE T operator()(const T& av, const T& bv) const {
+            switch (as) {
+            case form::plus:
+                return av + bv;
+            case form::minus:
+                return av - bv;
+            default:
+                return alpha * av;
+            }
+        }
     };
     static constexpr std::size_t max_follow_ups = 6;
 
     bool as_follow_up(const node& n, T* y, follow_up& f) const {
         using std::isfinite;
+        using form = typename follow_up::form;
         const auto at = [&](std::uint32_t j) -> const T* {
             return j == none ? zeros_.data() : row(j);
         };
-        f = {y, at(n.a), at(n.b), T(1), T(0)};
+        f = {y, at(n.a), at(n.b), T(1), form::times};
         switch (n.op) {
         case kind::add:
-            f.beta = T(1);
+            f.as = form::plus;
             return true;
         case kind::sub:
-            f.beta = T(-1);
+            f.as = form::minus;
             return true;
         case kind::neg:
         case kind::constant_minus:
             f.alpha = T(-1);
-            f.b = zeros_.data();
-            f.beta = -T(0);  // x + (-0) is x for every x, -0 included
             return true;
         case kind::add_constant:
-            f.b = zeros_.data();
-            f.beta = -T(0);
             return true;
         case kind::scale:
             f.alpha = n.c;
-            f.b = zeros_.data();
-            f.beta = -T(0);
             return isfinite(n.c);
         case kind::divide_constant: {
             int exponent = 0;
             using std::frexp;
             f.alpha = T(1) / n.c;
-            f.b = zeros_.data();
-            f.beta = -T(0);
             return isfinite(n.c) && n.c != T(0) && frexp(n.c, &exponent) == T(0.5) &&
                    isfinite(f.alpha) && f.alpha * n.c == T(1);
         }
@@ -607,6 +631,8 @@ private:
         T* y2 = nullptr;  // the second of a pair
         const T* a2 = nullptr;
         const T* b2 = nullptr;  // pair_unary: the partial's row
+        T* next = nullptr;      // the row of an input linked to y (link), and to y2
+        T* next2 = nullptr;
     };
 
     // Pairs each product, square or unary function with a later one of its kind that reads
@@ -670,6 +696,28 @@ private:
             }
         }
         pair_up();
+        // Each link where its f is computed; the rest (f an input, a constant, or the f of an
+        // earlier link) after the program.
+        open_links_.clear();
+        for (const auto& [y, f] : links_) {
+            T** writer = nullptr;
+            for (instruction& in : program_) {
+                // (The second of a pair is left as `nothing` with its row: the first writes it.)
+                if (in.op != kind::nothing && in.y == row(f) && in.next == nullptr)
+                    writer = &in.next;
+                else if (in.y2 == row(f) && in.next2 == nullptr)
+                    writer = &in.next2;
+                for (std::uint32_t u = 0; u < in.follow_ups && writer == nullptr; ++u)
+                    if (in.then[u].y == row(f) && in.then[u].next == nullptr)
+                        writer = &in.then[u].next;
+                if (writer != nullptr)
+                    break;
+            }
+            if (writer != nullptr)
+                *writer = row(y);
+            else
+                open_links_.emplace_back(row(y), row(f));
+        }
         compiled_ = true;
     }
 
@@ -693,6 +741,12 @@ private:
         default:
             return a;
         }
+    }
+
+    // Coefficient k + 1 of a linked input from coefficient k of its f.
+    NABLA_ALWAYS_INLINE void link_from(T* next, const T& v, std::size_t k) const {
+        if (next != nullptr && k < order_)
+            next[k + 1] = v * reciprocal_[k + 1];
     }
 
     void step(const instruction& in, std::size_t k) const {
@@ -732,6 +786,7 @@ private:
                 s2 += a2[j] * b2[k - j];
             }
             in.y2[k] = s2;
+            link_from(in.next2, s2, k);
             v = s1;
             break;
         }
@@ -749,6 +804,7 @@ private:
                 s2 += a2[k / 2] * a2[k / 2];
             }
             in.y2[k] = s2;
+            link_from(in.next2, s2, k);
             v = s1;
             break;
         }
@@ -760,13 +816,16 @@ private:
                 s2 += T(j) * a2[j] * p2[k - j];
             }
             in.y2[k] = s2 * reciprocal_[k];
+            link_from(in.next2, in.y2[k], k);
             v = s1 * reciprocal_[k];
             break;
         }
         case kind::nothing:
             for (std::uint32_t f = 0; f < in.follow_ups; ++f) {
                 const follow_up& then = in.then[f];
-                then.y[k] = then.alpha * then.a[k] + then.beta * then.b[k];
+                const T v = then(then.a[k], then.as == follow_up::form::times ? T(0) : then.b[k]);
+                then.y[k] = v;
+                link_from(then.next, v, k);
             }
             return;
         default:
@@ -774,27 +833,31 @@ private:
             break;
         }
         in.y[k] = v;
+        link_from(in.next, v, k);
         // A follow-up that reads the value just computed takes it from the register, not back
         // from the row it was stored to (a chain such as 10 (y - x) stays in registers).
         const T* last = in.y;
         for (std::uint32_t f = 0; f < in.follow_ups; ++f) {
             const follow_up& then = in.then[f];
-            T av, bv;
+            T av, bv = T(0);
             if (then.a == last)
                 av = v;
             else
                 av = then.a[k];
             if (then.b == last)
                 bv = v;
-            else
+            else if (then.as != follow_up::form::times)
                 bv = then.b[k];
-            v = then.alpha * av + then.beta * bv;
+            v = then(av, bv);
             then.y[k] = v;
+            link_from(then.next, v, k);
             last = then.y;
         }
     }
 
     std::vector<instruction> program_;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> links_;  // (y, f)
+    std::vector<std::pair<T*, const T*>> open_links_;
     bool compiled_ = false;  // cleared by every change to the recording
 
     std::size_t order_;

@@ -146,6 +146,8 @@ public:
             throw std::invalid_argument(
                 "nabla::taylor_integrator: f returns " + std::to_string(outputs_.size()) +
                 " derivatives for a state of " + std::to_string(state_.size()) + " components");
+        for (std::size_t i = 0; i < state_.size(); ++i)
+            tape_->link(y_[i].node(), outputs_[i]);  // y_{k+1} = f(t, y)_k / (k + 1)
         safety_ = std::exp(T(-0.7) / T(order_ - 1)) / (std::numbers::e_v<T> * std::numbers::e_v<T>);
     }
 
@@ -289,17 +291,10 @@ private:
         const std::size_t n = state_.size(), K = order_;
         dense_valid_ = false;  // the rows are rewritten from here on
         tape_->row(t_.node())[0] = time_;
-        links_.resize(n);
-        for (std::size_t i = 0; i < n; ++i) {
-            links_[i] = {tape_->row(y_[i].node()), tape_->row(outputs_[i])};
-            links_[i].first[0] = state_[i];
-        }
-        for (std::size_t k = 0; k < K; ++k) {
-            tape_->replay(k);
-            const T scale = tape_->reciprocal(k + 1);
-            for (const auto& [y, f] : links_)
-                y[k + 1] = f[k] * scale;
-        }
+        for (std::size_t i = 0; i < n; ++i)
+            tape_->row(y_[i].node())[0] = state_[i];
+        for (std::size_t k = 0; k < K; ++k)
+            tape_->replay(k);  // and y's coefficient k + 1 (series_tape::link)
         if (r != nullptr && !events_.empty())
             tape_->replay(K);  // the events' series to order K
 
@@ -459,7 +454,6 @@ private:
     series_variable<T> t_;
     std::vector<series_variable<T>> y_;
     std::vector<std::uint32_t> outputs_;
-    std::vector<std::pair<T*, const T*>> links_;
     std::vector<T> next_;  // the state at the end of the step, until it is known to be finite  //
                            // each component's row and its derivative's
     std::vector<event> events_;
