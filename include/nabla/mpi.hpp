@@ -1,0 +1,1442 @@
+#pragma once
+// nabla/mpi.hpp: MPI communication that nabla differentiates. Buffers of plain numbers, of
+// forward numbers (dual, taylor: the tangents travel in the same messages as the values) and of
+// active variables (nabla::var) go through the same calls; for active variables each call
+// records one tape entry whose sweep performs the adjoint communication:
+//
+//   operation            adjoint in the sweep
+//   bcast                reduce (sum) to the root
+//   reduce (sum)         bcast from the root
+//   allreduce (sum)      allreduce (sum)
+//   min, max             the sum of the outputs' adjoints goes to the rank that won
+//   prod                 the sum of the outputs' adjoints times the product of the others
+//   allgather            reduce_scatter (sum)        reduce_scatter   allgather
+//   scatter(v)           gather(v)                   gather(v)        scatter(v)
+//   alltoall             alltoall                    send <-> recv, sendrecv <-> sendrecv
+//   isend/irecv + wait   irecv/isend at the wait's place, its wait at the start's place
+//
+// Each adjoint moves as many bytes as its operation (min and max: fewer), so nothing grows with
+// the number of ranks. Each rank sweeps its own tape; the adjoint communication happens in the
+// reverse order of the recording, which makes the sweep as free of deadlock as the recording
+// was (docs/mpi.md). Every rank of a communicator records its operations on it (a tape records on
+// each of them, or on none) and sweeps as often as the others.
+//
+//   nabla::mpi::communicator world = nabla::mpi::world();
+//   auto recording = t.record();
+//   std::vector<nabla::var> u = ...;                     // this rank's strip of the field
+//   nabla::var e = local_energy(u);
+//   nabla::var total = nabla::mpi::allreduce(e, nabla::mpi::op::sum, world);
+//   t.gradient(total);                                   // every rank's adjoints of its u
+//
+// Needs <mpi.h> (any MPI 3 implementation); MPI_Init is the caller's, before the first
+// communicator is made.
+
+// Open MPI's and MPICH's C++ bindings (deprecated, and noisy under -Wextra) are not needed.
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
+#include <mpi.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <ranges>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+// clang-format off
+#include "config.hpp"  // first: it checks the language standard
+// clang-format on
+
+#include "forward/dual.hpp"
+#include "forward/taylor.hpp"
+#include "reverse/active.hpp"
+#include "reverse/detail/access.hpp"
+#include "reverse/tape.hpp"
+#include "values.hpp"
+
+namespace nabla::mpi {
+
+// What nabla::mpi reports: an MPI call that failed, buffers whose sizes do not fit the operation,
+// a sweep that needs a communicator that was freed or an MPI that was finalized.
+class error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// The reductions. On forward numbers and active variables, min and max pick the number of one
+// rank: the lowest rank among equal values, a NaN when one takes part (the lowest rank's), and the
+// tangents or the adjoint go with it. On plain numbers they are MPI_MIN and MPI_MAX.
+enum class op { sum, prod, min, max };
+
+namespace detail {
+
+[[noreturn]] inline void fail(const std::string& what) {
+    throw error("nabla::mpi: " + what);
+}
+
+inline void check(int code, const char* call) {
+    if (code == MPI_SUCCESS) [[likely]]
+        return;
+    char text[MPI_MAX_ERROR_STRING];
+    int length = 0;
+    MPI_Error_string(code, text, &length);
+    fail(std::string(call) + " failed: " + std::string(text, static_cast<std::size_t>(length)));
+}
+
+inline void check_initialized(const char* what) {
+    int initialized = 0, finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (!initialized || finalized)
+        fail(std::string(what) + ": MPI is " + (finalized ? "finalized" : "not initialized") +
+             " (call MPI_Init before and MPI_Finalize after every use of nabla::mpi, its sweeps "
+             "included)");
+}
+
+// The communicator's state, shared by the communicator and the tape entries recorded on it: the
+// user's communicator and a duplicate of it that only the adjoint communication uses, so that
+// adjoint messages never meet the program's own.
+struct comm_state {
+    MPI_Comm user = MPI_COMM_NULL;
+    MPI_Comm adjoint = MPI_COMM_NULL;
+    int rank = 0;
+    int size = 1;
+    bool freed = false;
+
+    comm_state(const comm_state&) = delete;
+    comm_state& operator=(const comm_state&) = delete;
+    explicit comm_state(MPI_Comm comm) : user(comm) {
+        check_initialized("nabla::mpi::communicator");
+        check(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+        check(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+        check(MPI_Comm_dup(comm, &adjoint), "MPI_Comm_dup");
+        check(MPI_Comm_set_errhandler(adjoint, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+    }
+    ~comm_state() { release(); }
+    void release() {
+        int finalized = 0;
+        MPI_Finalized(&finalized);
+        if (!freed && !finalized && adjoint != MPI_COMM_NULL)
+            MPI_Comm_free(&adjoint);
+        freed = true;
+    }
+    // The duplicate, for a sweep: an error when it cannot be used any more.
+    MPI_Comm for_sweep() const {
+        check_initialized("a sweep over an MPI operation");
+        if (freed)
+            fail("a sweep reached an MPI operation recorded on a communicator that was freed "
+                 "since (communicator::free): free a communicator after the last sweep over "
+                 "the tapes that recorded on it");
+        return adjoint;
+    }
+};
+
+}  // namespace detail
+
+// A communicator for nabla's operations: it refers to an MPI communicator (which stays the
+// caller's) and keeps a duplicate of it for the adjoint communication. Making one is collective,
+// as MPI_Comm_dup is. Copies share the duplicate; tape entries keep it alive while they need it.
+class communicator {
+public:
+    explicit communicator(MPI_Comm comm) : state_(std::make_shared<detail::comm_state>(comm)) {}
+
+    int rank() const { return state_->rank; }
+    int size() const { return state_->size; }
+    MPI_Comm get() const { return state_->user; }
+
+    // Frees the duplicate now (collective): a later sweep over an operation recorded on this
+    // communicator is an error. Without free(), the last copy or tape entry frees it.
+    void free() { state_->release(); }
+
+    const std::shared_ptr<detail::comm_state>& state() const { return state_; }
+
+private:
+    std::shared_ptr<detail::comm_state> state_;
+};
+
+// MPI_COMM_WORLD. The first call is collective (every rank makes it).
+inline const communicator& world() {
+    static const communicator w(MPI_COMM_WORLD);
+    return w;
+}
+
+namespace detail {
+
+template <class>
+inline constexpr bool always_false = false;
+
+// The MPI datatype of a plain number.
+template <class S>
+MPI_Datatype datatype() {
+    if constexpr (std::is_same_v<S, double>)
+        return MPI_DOUBLE;
+    else if constexpr (std::is_same_v<S, float>)
+        return MPI_FLOAT;
+    else if constexpr (std::is_same_v<S, long double>)
+        return MPI_LONG_DOUBLE;
+    else if constexpr (std::is_same_v<S, int>)
+        return MPI_INT;
+    else if constexpr (std::is_same_v<S, long>)
+        return MPI_LONG;
+    else if constexpr (std::is_same_v<S, long long>)
+        return MPI_LONG_LONG;
+    else if constexpr (std::is_same_v<S, unsigned>)
+        return MPI_UNSIGNED;
+    else if constexpr (std::is_same_v<S, unsigned long>)
+        return MPI_UNSIGNED_LONG;
+    else if constexpr (std::is_same_v<S, unsigned long long>)
+        return MPI_UNSIGNED_LONG_LONG;
+    else if constexpr (std::is_same_v<S, short>)
+        return MPI_SHORT;
+    else if constexpr (std::is_same_v<S, unsigned short>)
+        return MPI_UNSIGNED_SHORT;
+    else if constexpr (std::is_same_v<S, signed char>)
+        return MPI_SIGNED_CHAR;
+    else if constexpr (std::is_same_v<S, unsigned char>)
+        return MPI_UNSIGNED_CHAR;
+    else if constexpr (std::is_same_v<S, char>)
+        return MPI_CHAR;
+    else if constexpr (std::is_same_v<S, bool>)
+        return MPI_CXX_BOOL;
+    else
+        static_assert(always_false<S>, "nabla::mpi: no MPI datatype for this number type");
+}
+
+// A number that travels as `count` plain numbers of type `scalar`: a plain number, or a forward
+// number (dual with a fixed number of directions, taylor) of such numbers.
+template <class E>
+struct flat {
+    static constexpr bool value = false;
+};
+template <class E>
+requires std::is_arithmetic_v<E>
+struct flat<E> {
+    static constexpr bool value = true;
+    using scalar = E;
+    static constexpr std::size_t count = 1;
+};
+template <class T, std::size_t N, bool Strong>
+requires(N != nabla::dynamic && flat<T>::value) struct flat<nabla::dual<T, N, Strong>> {
+    static constexpr bool value = sizeof(nabla::dual<T, N, Strong>) == (N + 1) * sizeof(T);
+    using scalar = typename flat<T>::scalar;
+    static constexpr std::size_t count = (N + 1) * flat<T>::count;
+};
+template <class T, std::size_t K>
+requires flat<T>::value struct flat<nabla::taylor<T, K>> {
+    static constexpr bool value = sizeof(nabla::taylor<T, K>) == (K + 1) * sizeof(T);
+    using scalar = typename flat<T>::scalar;
+    static constexpr std::size_t count = (K + 1) * flat<T>::count;
+};
+
+template <class E>
+concept Flat = flat<E>::value;
+
+template <class E>
+concept Active = nabla::detail::is_active_v<E> && std::is_floating_point_v<typename E::value_type>;
+
+template <class E>
+concept Element = Flat<E> || Active<E>;
+
+template <class R>
+using element_t = std::remove_cvref_t<std::ranges::range_value_t<R>>;
+
+// The plain number an element travels as, and how many of them.
+template <class E>
+struct wire;
+template <Flat E>
+struct wire<E> {
+    using scalar = typename flat<E>::scalar;
+    static constexpr std::size_t count = flat<E>::count;
+};
+template <Active E>
+struct wire<E> {
+    using scalar = typename E::value_type;
+    static constexpr std::size_t count = 1;
+};
+
+// An MPI count for n elements of E.
+template <class E>
+int count_of(std::size_t n, const char* what) {
+    constexpr std::size_t per = wire<E>::count;
+    if (n > static_cast<std::size_t>(INT_MAX) / per)
+        fail(std::string(what) + ": " + std::to_string(n) +
+             " elements are more than one MPI message can count");
+    return static_cast<int>(n * per);
+}
+
+inline void expect_size(const char* what, const char* buffer, std::size_t size, std::size_t want) {
+    if (size != want)
+        fail(std::string(what) + ": " + buffer + " holds " + std::to_string(size) +
+             " elements where " + std::to_string(want) + " are needed");
+}
+
+inline void check_rank(const char* what, const char* role, int rank, int size, bool wildcard) {
+    if ((rank < 0 || rank >= size) && !(wildcard && rank == MPI_ANY_SOURCE) &&
+        rank != MPI_PROC_NULL)
+        fail(std::string(what) + ": " + role + " " + std::to_string(rank) +
+             " is not a rank of a communicator of " + std::to_string(size));
+}
+
+// ---------------------------------------------------------------------------------------------
+// User-defined reductions on forward numbers: a + b, a * b (the product rule for the tangents),
+// and the operand with the smaller or larger value. Not commutative, so that MPI combines ranks
+// in their order and a tie keeps the lower rank's number.
+
+// Whether b, of a higher rank, replaces a as the minimum (maximum): when it is smaller (larger),
+// or a NaN where a is not, so that a NaN wins as it does in a sum.
+template <op O, class T>
+bool takes_over(const T& a, const T& b) {
+    using std::isnan;
+    if (isnan(a))
+        return false;
+    if (isnan(b))
+        return true;
+    return O == op::min ? b < a : a < b;
+}
+
+template <class E, op O>
+void combine(void* in, void* inout, int* length, MPI_Datatype*) {
+    const E* a = static_cast<const E*>(in);
+    E* b = static_cast<E*>(inout);
+    for (int i = 0; i < *length; ++i) {
+        if constexpr (O == op::sum)
+            b[i] = a[i] + b[i];
+        else if constexpr (O == op::prod)
+            b[i] = a[i] * b[i];
+        else if (!takes_over<O>(nabla::primal(a[i]), nabla::primal(b[i])))
+            b[i] = a[i];
+    }
+}
+
+// The contiguous datatype of one forward number, made once (after MPI_Init).
+template <Flat E>
+MPI_Datatype element_datatype() {
+    static const MPI_Datatype type = [] {
+        MPI_Datatype t;
+        check(MPI_Type_contiguous(static_cast<int>(flat<E>::count),
+                                  datatype<typename flat<E>::scalar>(), &t),
+              "MPI_Type_contiguous");
+        check(MPI_Type_commit(&t), "MPI_Type_commit");
+        return t;
+    }();
+    return type;
+}
+
+template <class E, op O>
+MPI_Op user_op() {
+    static const MPI_Op made = [] {
+        MPI_Op o;
+        check(MPI_Op_create(&combine<E, O>, 0, &o), "MPI_Op_create");
+        return o;
+    }();
+    return made;
+}
+
+inline MPI_Op builtin_op(op o) {
+    switch (o) {
+    case op::sum:
+        return MPI_SUM;
+    case op::prod:
+        return MPI_PROD;
+    case op::min:
+        return MPI_MIN;
+    default:
+        return MPI_MAX;
+    }
+}
+
+// How a reduction of flat elements E goes: datatype, count and operation for n elements. Sums are
+// element-wise for every forward number, so they go as plain numbers with MPI_SUM.
+template <Flat E>
+struct reduction {
+    MPI_Datatype type;
+    int count;
+    MPI_Op operation;
+};
+template <Flat E>
+reduction<E> reduction_of(std::size_t n, op o, const char* what) {
+    if constexpr (std::is_arithmetic_v<E>) {
+        return {datatype<E>(), count_of<E>(n, what), builtin_op(o)};
+    } else {
+        if (o == op::sum)
+            return {datatype<typename flat<E>::scalar>(), count_of<E>(n, what), MPI_SUM};
+        (void)count_of<E>(n, what);
+        const int count = static_cast<int>(n);
+        switch (o) {
+        case op::prod:
+            return {element_datatype<E>(), count, user_op<E, op::prod>()};
+        case op::min:
+            return {element_datatype<E>(), count, user_op<E, op::min>()};
+        default:
+            return {element_datatype<E>(), count, user_op<E, op::max>()};
+        }
+    }
+}
+
+template <class E>
+void* raw(E* p) {
+    return static_cast<void*>(p);
+}
+template <class E>
+void* raw(const E* p) {
+    return const_cast<void*>(static_cast<const void*>(p));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Active variables: their values, the tape they are recorded on, and the entries.
+
+using nabla::detail::tape_access;
+
+// The thread's active tape, after checking that every input belongs to it (or is a constant).
+template <class T>
+nabla::tape<T>* recording_tape(std::span<const active<T>> inputs) {
+    nabla::tape<T>* on = nabla::detail::active_tape<T>;
+    for (const active<T>& x : inputs) {
+        if (on != nullptr)
+            tape_access::check(*on, x.generation(), x.index());
+        else if (x.index() != 0)
+            nabla::detail::throw_no_tape();
+    }
+    return on;
+}
+
+// The operands of an entry: their indices on the tape (0 for constants).
+template <class T>
+std::vector<nabla::detail::tape_index> indices_of(const nabla::tape<T>& t,
+                                                  std::span<const active<T>> inputs) {
+    std::vector<nabla::detail::tape_index> indices(inputs.size());
+    const std::uint32_t generation = t.generation();
+    for (std::size_t k = 0; k < inputs.size(); ++k)
+        indices[k] = inputs[k].generation() == generation ? inputs[k].index() : 0;
+    return indices;
+}
+
+template <class T>
+std::vector<T> values_of(std::span<const active<T>> inputs) {
+    std::vector<T> values(inputs.size());
+    for (std::size_t k = 0; k < inputs.size(); ++k)
+        values[k] = inputs[k].value;
+    return values;
+}
+
+// Writes new variables with the given values into `outputs`: recorded one after another on `t`
+// (the index of the first is returned), or constants when no tape records.
+template <class T>
+nabla::detail::tape_index
+new_variables(nabla::tape<T>* t, const T* values, std::span<active<T>> outputs) {
+    const std::size_t n = outputs.size();
+    if (t == nullptr) {
+        for (std::size_t k = 0; k < n; ++k)
+            outputs[k] = active<T>(values[k]);
+        return 0;
+    }
+    const nabla::detail::tape_index first = tape_access::add_variables(*t, n);
+    const std::uint32_t generation = t->generation();
+    for (std::size_t k = 0; k < n; ++k)
+        outputs[k] = tape_access::variable(
+            values[k], static_cast<nabla::detail::tape_index>(first + k), generation);
+    return first;
+}
+
+// Adds g[k] into the adjoints of the operands.
+template <class T>
+void add_adjoints(T* adjoints, const std::vector<nabla::detail::tape_index>& operands, const T* g) {
+    for (std::size_t k = 0; k < operands.size(); ++k)
+        if (operands[k] != 0)
+            adjoints[operands[k]] += g[k];
+}
+
+// Records an entry whose outputs are the n variables from `first` on (none: n = 0, first is
+// where the next statement goes) and whose sweep runs pullback(adjoints, adjoint communicator).
+template <class T, class Pullback>
+void add_entry(nabla::tape<T>& t,
+               nabla::detail::tape_index first,
+               std::size_t n,
+               const communicator& c,
+               Pullback pullback) {
+    if (n == 0)
+        first = static_cast<nabla::detail::tape_index>(t.statements());
+    tape_access::add_array_operation(t, first, static_cast<nabla::detail::tape_index>(n),
+                                     [state = c.state(), pullback = std::move(pullback)](
+                                         T* adjoints) { pullback(adjoints, state->for_sweep()); });
+}
+
+// A value with the rank it comes from (MPI_MINLOC's pairs), combined by takes_over's rule.
+template <class T>
+struct located {
+    T value;
+    int rank;
+};
+template <class T>
+MPI_Datatype located_datatype() {
+    if constexpr (std::is_same_v<T, double>)
+        return MPI_DOUBLE_INT;
+    else if constexpr (std::is_same_v<T, float>)
+        return MPI_FLOAT_INT;
+    else
+        return MPI_LONG_DOUBLE_INT;
+}
+template <class T, op O>
+void combine_located(void* in, void* inout, int* length, MPI_Datatype*) {
+    const located<T>* a = static_cast<const located<T>*>(in);
+    located<T>* b = static_cast<located<T>*>(inout);
+    for (int i = 0; i < *length; ++i)
+        if (!takes_over<O>(a[i].value, b[i].value))
+            b[i] = a[i];
+}
+template <class T, op O>
+MPI_Op located_op() {
+    static const MPI_Op made = [] {
+        MPI_Op o;
+        check(MPI_Op_create(&combine_located<T, O>, 0, &o), "MPI_Op_create");
+        return o;
+    }();
+    return made;
+}
+
+// A product over the ranks, kept so that the partials, the products of the other ranks' factors,
+// come out as a product on one rank would give them, whatever the factors: the product itself
+// (as MPI multiplies, in rank order), the product of the finite non-zero factors as a mantissa
+// and a binary exponent (so that it never overflows), the number of zero factors, and the number
+// of infinite factors plus 2^26 times the number of NaNs (their signs go into the mantissa).
+template <class T>
+struct product {
+    T all;
+    T mantissa;
+    T exponent;
+    T zeros;
+    T special;
+};
+inline constexpr double nan_unit = 67108864.0;  // 2^26
+
+template <class T>
+product<T> factor(T x) {
+    using std::frexp, std::isinf, std::isnan;
+    if (x == T(0))
+        return {x, T(1), T(0), T(1), T(0)};
+    if (isnan(x))
+        return {x, T(1), T(0), T(0), T(nan_unit)};
+    if (isinf(x))
+        return {x, x < T(0) ? T(-1) : T(1), T(0), T(0), T(1)};
+    int e = 0;
+    const T m = frexp(x, &e);
+    return {x, m, T(e), T(0), T(0)};
+}
+template <class T>
+void combine_products(void* in, void* inout, int* length, MPI_Datatype*) {
+    using std::frexp;
+    const product<T>* a = static_cast<const product<T>*>(in);
+    product<T>* b = static_cast<product<T>*>(inout);
+    for (int i = 0; i < *length; ++i) {
+        int e = 0;
+        const T m = frexp(a[i].mantissa * b[i].mantissa, &e);
+        b[i] = {a[i].all * b[i].all, m, a[i].exponent + b[i].exponent + T(e),
+                a[i].zeros + b[i].zeros, a[i].special + b[i].special};
+    }
+}
+template <class T>
+MPI_Datatype product_datatype() {
+    static const MPI_Datatype type = [] {
+        MPI_Datatype t;
+        check(MPI_Type_contiguous(5, datatype<T>(), &t), "MPI_Type_contiguous");
+        check(MPI_Type_commit(&t), "MPI_Type_commit");
+        return t;
+    }();
+    return type;
+}
+template <class T>
+MPI_Op product_op() {
+    static const MPI_Op made = [] {
+        MPI_Op o;
+        check(MPI_Op_create(&combine_products<T>, 0, &o), "MPI_Op_create");
+        return o;
+    }();
+    return made;
+}
+template <class T>
+std::vector<product<T>> factors(std::span<const active<T>> in) {
+    std::vector<product<T>> p(in.size());
+    for (std::size_t k = 0; k < in.size(); ++k)
+        p[k] = factor(in[k].value);
+    return p;
+}
+// d (product over the ranks) / d x: the product of the other ranks' factors, from the product
+// `p` of all of them with x's own taken out.
+template <class T>
+T product_of_others(T x, const product<T>& p) {
+    using std::ldexp, std::copysign;
+    const product<T> own = factor(x);
+    const T nans = std::floor(p.special / T(nan_unit)) - std::floor(own.special / T(nan_unit));
+    const T infinities = (p.special - std::floor(p.special / T(nan_unit)) * T(nan_unit)) -
+                         (own.special - std::floor(own.special / T(nan_unit)) * T(nan_unit));
+    const T zeros = p.zeros - own.zeros;
+    const T m = p.mantissa / own.mantissa;
+    if (nans > T(0) || (zeros > T(0) && infinities > T(0)))
+        return std::numeric_limits<T>::quiet_NaN();
+    if (zeros > T(0))
+        return copysign(T(0), m);
+    if (infinities > T(0))
+        return copysign(std::numeric_limits<T>::infinity(), m);
+    return ldexp(m, static_cast<int>(p.exponent - own.exponent));
+}
+
+}  // namespace detail
+
+// ---------------------------------------------------------------------------------------------
+// Buffers: contiguous ranges (std::vector, std::array, std::span) of plain numbers, forward
+// numbers or active variables. Sizes are counted in elements.
+
+template <class R>
+concept buffer = std::ranges::contiguous_range<R> && std::ranges::sized_range<R> &&
+    detail::Element<detail::element_t<R>>;
+
+template <class R>
+concept output_buffer =
+    buffer<R> && !std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<R>>>;
+
+namespace detail {
+
+template <class R>
+auto as_span(R&& r) {
+    return std::span(std::ranges::data(r), std::ranges::size(r));
+}
+template <class R>
+auto as_const_span(const R& r) {
+    using E = element_t<R>;
+    return std::span<const E>(std::ranges::data(r), std::ranges::size(r));
+}
+
+template <class In, class Out>
+void same_elements() {
+    static_assert(std::is_same_v<element_t<In>, element_t<Out>>,
+                  "nabla::mpi: the input and output buffers hold different element types");
+}
+
+}  // namespace detail
+
+// ---------------------------------------------------------------------------------------------
+// bcast: the root's buffer to every rank. On the other ranks the buffer's variables are new ones;
+// the root's stay as they are.
+
+template <output_buffer B>
+void bcast(B&& buffer, int root, const communicator& c) {
+    using E = detail::element_t<B>;
+    using S = typename detail::wire<E>::scalar;
+    auto b = detail::as_span(buffer);
+    constexpr const char* what = "nabla::mpi::bcast";
+    detail::check_rank(what, "root", root, c.size(), false);
+    const int count = detail::count_of<E>(b.size(), what);
+    if constexpr (detail::Flat<E>) {
+        detail::check(MPI_Bcast(detail::raw(b.data()), count, detail::datatype<S>(), root, c.get()),
+                      "MPI_Bcast");
+    } else {
+        using T = typename E::value_type;
+        const bool is_root = c.rank() == root;
+        nabla::tape<T>* t =
+            detail::recording_tape<T>(is_root ? std::span<const E>(b) : std::span<const E>());
+        std::vector<T> values = is_root ? detail::values_of<T>(b) : std::vector<T>(b.size());
+        detail::check(MPI_Bcast(values.data(), count, detail::datatype<T>(), root, c.get()),
+                      "MPI_Bcast");
+        if (is_root) {
+            if (t != nullptr)
+                detail::add_entry<T>(*t, 0, 0, c,
+                                     [operands = detail::indices_of<T>(*t, b), root,
+                                      count](T* adjoints, MPI_Comm adjoint) {
+                                         std::vector<T> sum(operands.size(), T(0));
+                                         detail::check(MPI_Reduce(MPI_IN_PLACE, sum.data(), count,
+                                                                  detail::datatype<T>(), MPI_SUM,
+                                                                  root, adjoint),
+                                                       "MPI_Reduce (the adjoint of bcast)");
+                                         detail::add_adjoints(adjoints, operands, sum.data());
+                                     });
+        } else {
+            const auto first = detail::new_variables<T>(t, values.data(), b);
+            if (t != nullptr)
+                detail::add_entry<T>(
+                    *t, first, b.size(), c, [first, root, count](T* adjoints, MPI_Comm adjoint) {
+                        detail::check(MPI_Reduce(adjoints + first, nullptr, count,
+                                                 detail::datatype<T>(), MPI_SUM, root, adjoint),
+                                      "MPI_Reduce (the adjoint of bcast)");
+                    });
+        }
+    }
+}
+
+// One number from the root to every rank.
+template <detail::Element E>
+E bcast(E x, int root, const communicator& c) {
+    bcast(std::span<E>(&x, 1), root, c);
+    return x;
+}
+
+// ---------------------------------------------------------------------------------------------
+// allreduce and reduce: element-wise reductions over the ranks. reduce writes `out` on the root
+// only (the other ranks' out is not touched and may be empty).
+
+namespace detail {
+
+template <class T>
+void reduce_active(std::span<const active<T>> in,
+                   std::span<active<T>> out,
+                   op o,
+                   int root,
+                   const communicator& c,
+                   const char* what) {
+    const bool all = root < 0;  // allreduce
+    const bool has_out = all || c.rank() == root;
+    nabla::tape<T>* t = recording_tape<T>(in);
+    const std::size_t n = in.size();
+    const int count = count_of<active<T>>(n, what);
+    const MPI_Datatype type = datatype<T>();
+    std::vector<T> result(has_out ? n : 0);
+    auto run = [&](const void* send, void* receive, int cnt, MPI_Datatype dt, MPI_Op mo) {
+        if (all)
+            check(MPI_Allreduce(send, receive, cnt, dt, mo, c.get()), "MPI_Allreduce");
+        else
+            check(MPI_Reduce(send, receive, cnt, dt, mo, root, c.get()), "MPI_Reduce");
+    };
+    // What the sweep needs besides the adjoints: who won (min, max), the products (prod).
+    std::vector<unsigned char> won;
+    std::vector<product<T>> products;
+    std::vector<T> own;
+    if (o == op::sum) {
+        const std::vector<T> values = values_of<T>(in);
+        run(values.data(), result.data(), count, type, MPI_SUM);
+    } else if (o == op::min || o == op::max) {
+        std::vector<located<T>> mine(n), best(has_out ? n : 0);
+        for (std::size_t k = 0; k < n; ++k)
+            mine[k] = {in[k].value, c.rank()};
+        run(mine.data(), best.data(), count, located_datatype<T>(),
+            o == op::min ? located_op<T, op::min>() : located_op<T, op::max>());
+        for (std::size_t k = 0; k < result.size(); ++k)
+            result[k] = best[k].value;
+        if (t != nullptr) {
+            if (all) {
+                won.resize(n);
+                for (std::size_t k = 0; k < n; ++k)
+                    won[k] = best[k].rank == c.rank();
+            } else if (c.rank() == root) {
+                // The root keeps the winners' ranks for its broadcast in the sweep.
+                own.resize(n);
+                for (std::size_t k = 0; k < n; ++k)
+                    own[k] = static_cast<T>(best[k].rank);
+            }
+        }
+    } else {
+        std::vector<product<T>> mine = factors<T>(in);
+        products.resize(has_out ? n : 0);
+        run(mine.data(), products.data(), count, product_datatype<T>(), product_op<T>());
+        for (std::size_t k = 0; k < result.size(); ++k)
+            result[k] = products[k].all;
+        if (t != nullptr)
+            own = values_of<T>(in);
+        else
+            products.clear();
+    }
+    nabla::detail::tape_index first = 0;
+    if (has_out)
+        first = new_variables<T>(t, result.data(), out);
+    if (t == nullptr)
+        return;
+
+    std::vector<nabla::detail::tape_index> operands = indices_of<T>(*t, in);
+    const std::size_t outputs = has_out ? n : 0;
+    const int rank = c.rank();
+    if (o == op::sum) {
+        add_entry<T>(*t, first, outputs, c,
+                     [operands = std::move(operands), first, count, all, root,
+                      rank](T* adjoints, MPI_Comm adjoint) {
+                         std::vector<T> w(operands.size());
+                         if (all) {
+                             check(MPI_Allreduce(adjoints + first, w.data(), count, datatype<T>(),
+                                                 MPI_SUM, adjoint),
+                                   "MPI_Allreduce (the adjoint of allreduce)");
+                         } else {
+                             if (rank == root)
+                                 std::copy_n(adjoints + first, w.size(), w.data());
+                             check(MPI_Bcast(w.data(), count, datatype<T>(), root, adjoint),
+                                   "MPI_Bcast (the adjoint of reduce)");
+                         }
+                         add_adjoints(adjoints, operands, w.data());
+                     });
+    } else if (o == op::min || o == op::max) {
+        add_entry<T>(*t, first, outputs, c,
+                     [operands = std::move(operands), won = std::move(won),
+                      winners = std::move(own), first, count, all, root,
+                      rank](T* adjoints, MPI_Comm adjoint) {
+                         const std::size_t n = operands.size();
+                         if (all) {
+                             std::vector<T> w(n);
+                             check(MPI_Allreduce(adjoints + first, w.data(), count, datatype<T>(),
+                                                 MPI_SUM, adjoint),
+                                   "MPI_Allreduce (the adjoint of allreduce)");
+                             for (std::size_t k = 0; k < n; ++k)
+                                 if (won[k] && operands[k] != 0)
+                                     adjoints[operands[k]] += w[k];
+                             return;
+                         }
+                         // The root sends each output's adjoint with the rank that won it.
+                         std::vector<located<T>> w(n);
+                         if (rank == root)
+                             for (std::size_t k = 0; k < n; ++k)
+                                 w[k] = {adjoints[first + k], static_cast<int>(winners[k])};
+                         check(MPI_Bcast(w.data(), count, located_datatype<T>(), root, adjoint),
+                               "MPI_Bcast (the adjoint of reduce)");
+                         for (std::size_t k = 0; k < n; ++k)
+                             if (w[k].rank == rank && operands[k] != 0)
+                                 adjoints[operands[k]] += w[k].value;
+                     });
+    } else {
+        add_entry<T>(
+            *t, first, outputs, c,
+            [operands = std::move(operands), products = std::move(products), x = std::move(own),
+             first, count, all, root, rank](T* adjoints, MPI_Comm adjoint) {
+                const std::size_t n = operands.size();
+                if (all) {
+                    std::vector<T> w(n);
+                    check(MPI_Allreduce(adjoints + first, w.data(), count, datatype<T>(), MPI_SUM,
+                                        adjoint),
+                          "MPI_Allreduce (the adjoint of allreduce)");
+                    // (A zero adjoint adds nothing, even where a partial is infinite or NaN, as
+                    // in the tape's own sweep.)
+                    for (std::size_t k = 0; k < n; ++k)
+                        if (operands[k] != 0 && !nabla::detail::exactly_zero(w[k]))
+                            adjoints[operands[k]] += w[k] * product_of_others(x[k], products[k]);
+                    return;
+                }
+                // The root sends each output's adjoint in place of the product itself.
+                std::vector<product<T>> w(n);
+                if (rank == root)
+                    for (std::size_t k = 0; k < n; ++k) {
+                        w[k] = products[k];
+                        w[k].all = adjoints[first + k];
+                    }
+                check(MPI_Bcast(w.data(), count, product_datatype<T>(), root, adjoint),
+                      "MPI_Bcast (the adjoint of reduce)");
+                for (std::size_t k = 0; k < n; ++k)
+                    if (operands[k] != 0 && !nabla::detail::exactly_zero(w[k].all))
+                        adjoints[operands[k]] += w[k].all * product_of_others(x[k], w[k]);
+            });
+    }
+}
+
+}  // namespace detail
+
+template <buffer In, output_buffer Out>
+void allreduce(const In& in, Out&& out, op o, const communicator& c) {
+    detail::same_elements<In, Out>();
+    using E = detail::element_t<In>;
+    auto i = detail::as_const_span(in);
+    auto r = detail::as_span(out);
+    constexpr const char* what = "nabla::mpi::allreduce";
+    detail::expect_size(what, "out", r.size(), i.size());
+    if constexpr (detail::Flat<E>) {
+        const auto how = detail::reduction_of<E>(i.size(), o, what);
+        detail::check(MPI_Allreduce(detail::raw(i.data()), detail::raw(r.data()), how.count,
+                                    how.type, how.operation, c.get()),
+                      "MPI_Allreduce");
+    } else {
+        detail::reduce_active<typename E::value_type>(i, r, o, -1, c, what);
+    }
+}
+
+// One number reduced over the ranks, on every rank.
+template <detail::Element E>
+E allreduce(const E& x, op o, const communicator& c) {
+    E y{};
+    allreduce(std::span<const E>(&x, 1), std::span<E>(&y, 1), o, c);
+    return y;
+}
+
+template <buffer In, output_buffer Out>
+void reduce(const In& in, Out&& out, op o, int root, const communicator& c) {
+    detail::same_elements<In, Out>();
+    using E = detail::element_t<In>;
+    auto i = detail::as_const_span(in);
+    auto r = detail::as_span(out);
+    constexpr const char* what = "nabla::mpi::reduce";
+    detail::check_rank(what, "root", root, c.size(), false);
+    if (c.rank() == root)
+        detail::expect_size(what, "out (on the root)", r.size(), i.size());
+    if constexpr (detail::Flat<E>) {
+        const auto how = detail::reduction_of<E>(i.size(), o, what);
+        detail::check(MPI_Reduce(detail::raw(i.data()),
+                                 c.rank() == root ? detail::raw(r.data()) : nullptr, how.count,
+                                 how.type, how.operation, root, c.get()),
+                      "MPI_Reduce");
+    } else {
+        detail::reduce_active<typename E::value_type>(i, r, o, root, c, what);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Gathering and scattering. allgather: every rank's n elements to every rank, in rank order
+// (out holds size() * n). reduce_scatter: the element-wise sum over the ranks of size() * n
+// elements, block r of it to rank r. gather/scatter: the same with a root; the v variants take
+// each rank's count (and optionally where its block starts) at the root.
+
+namespace detail {
+
+// Values into `out` from a plain exchange of values, then the entry whose sweep runs the exchange
+// the other way: exchange(send, receive, adjoint communicator) moves values, adjoint(out's
+// adjoints, in's adjoints received, adjoint communicator) moves adjoints.
+template <class T, class Forward, class Adjoint>
+void exchange_active(std::span<const active<T>> in,
+                     std::span<active<T>> out,
+                     bool has_out,
+                     const communicator& c,
+                     Forward forward,
+                     Adjoint adjoint) {
+    nabla::tape<T>* t = recording_tape<T>(in);
+    const std::vector<T> values = values_of<T>(in);
+    std::vector<T> received(has_out ? out.size() : 0);
+    forward(values.data(), received.data());
+    nabla::detail::tape_index first = 0;
+    if (has_out)
+        first = new_variables<T>(t, received.data(), out);
+    if (t == nullptr)
+        return;
+    add_entry<T>(*t, first, has_out ? out.size() : 0, c,
+                 [operands = indices_of<T>(*t, in), first,
+                  adjoint = std::move(adjoint)](T* adjoints, MPI_Comm comm) {
+                     std::vector<T> g(operands.size());
+                     adjoint(adjoints + first, g.data(), comm);
+                     add_adjoints(adjoints, operands, g.data());
+                 });
+}
+
+inline std::vector<int> packed_displacements(std::span<const int> counts) {
+    std::vector<int> d(counts.size());
+    long long at = 0;
+    for (std::size_t r = 0; r < counts.size(); ++r) {
+        if (counts[r] < 0)
+            fail("a negative count (" + std::to_string(counts[r]) + ") for rank " +
+                 std::to_string(r));
+        d[r] = static_cast<int>(at);
+        at += counts[r];
+        if (at > INT_MAX)
+            fail("the counts add up to more than one MPI message can count");
+    }
+    return d;
+}
+
+inline std::vector<int> scaled(std::span<const int> v, int by) {
+    std::vector<int> s(v.begin(), v.end());
+    for (int& x : s)
+        x *= by;
+    return s;
+}
+
+}  // namespace detail
+
+template <buffer In, output_buffer Out>
+void allgather(const In& in, Out&& out, const communicator& c) {
+    detail::same_elements<In, Out>();
+    using E = detail::element_t<In>;
+    using S = typename detail::wire<E>::scalar;
+    auto i = detail::as_const_span(in);
+    auto r = detail::as_span(out);
+    constexpr const char* what = "nabla::mpi::allgather";
+    detail::expect_size(what, "out", r.size(), i.size() * static_cast<std::size_t>(c.size()));
+    (void)detail::count_of<E>(r.size(), what);
+    const int count = detail::count_of<E>(i.size(), what);
+    const MPI_Datatype type = detail::datatype<S>();
+    auto forward = [count, type, comm = c.get()](const void* send, void* receive) {
+        detail::check(MPI_Allgather(send, count, type, receive, count, type, comm),
+                      "MPI_Allgather");
+    };
+    if constexpr (detail::Flat<E>) {
+        forward(i.data(), r.data());
+    } else {
+        using T = typename E::value_type;
+        detail::exchange_active<T>(
+            i, r, true, c, forward, [count](const T* w, T* g, MPI_Comm comm) {
+                detail::check(
+                    MPI_Reduce_scatter_block(w, g, count, detail::datatype<T>(), MPI_SUM, comm),
+                    "MPI_Reduce_scatter_block (the adjoint of "
+                    "allgather)");
+            });
+    }
+}
+
+template <buffer In, output_buffer Out>
+void reduce_scatter(const In& in, Out&& out, const communicator& c) {
+    detail::same_elements<In, Out>();
+    using E = detail::element_t<In>;
+    using S = typename detail::wire<E>::scalar;
+    auto i = detail::as_const_span(in);
+    auto r = detail::as_span(out);
+    constexpr const char* what = "nabla::mpi::reduce_scatter";
+    detail::expect_size(what, "in", i.size(), r.size() * static_cast<std::size_t>(c.size()));
+    (void)detail::count_of<E>(i.size(), what);
+    const int count = detail::count_of<E>(r.size(), what);
+    const MPI_Datatype type = detail::datatype<S>();
+    auto forward = [count, type, comm = c.get()](const void* send, void* receive) {
+        detail::check(MPI_Reduce_scatter_block(send, receive, count, type, MPI_SUM, comm),
+                      "MPI_Reduce_scatter_block");
+    };
+    if constexpr (detail::Flat<E>) {
+        forward(i.data(), r.data());
+    } else {
+        using T = typename E::value_type;
+        detail::exchange_active<T>(
+            i, r, true, c, forward, [count](const T* w, T* g, MPI_Comm comm) {
+                detail::check(MPI_Allgather(w, count, detail::datatype<T>(), g, count,
+                                            detail::datatype<T>(), comm),
+                              "MPI_Allgather (the adjoint of reduce_scatter)");
+            });
+    }
+}
+
+template <buffer In, output_buffer Out>
+void alltoall(const In& in, Out&& out, const communicator& c) {
+    detail::same_elements<In, Out>();
+    using E = detail::element_t<In>;
+    using S = typename detail::wire<E>::scalar;
+    auto i = detail::as_const_span(in);
+    auto r = detail::as_span(out);
+    constexpr const char* what = "nabla::mpi::alltoall";
+    const auto p = static_cast<std::size_t>(c.size());
+    detail::expect_size(what, "out", r.size(), i.size());
+    if (i.size() % p != 0)
+        detail::fail(std::string(what) + ": in holds " + std::to_string(i.size()) +
+                     " elements, not a multiple of the " + std::to_string(p) + " ranks");
+    (void)detail::count_of<E>(i.size(), what);
+    const int count = detail::count_of<E>(i.size() / p, what);
+    const MPI_Datatype type = detail::datatype<S>();
+    auto forward = [count, type, comm = c.get()](const void* send, void* receive) {
+        detail::check(MPI_Alltoall(send, count, type, receive, count, type, comm), "MPI_Alltoall");
+    };
+    if constexpr (detail::Flat<E>) {
+        forward(i.data(), r.data());
+    } else {
+        using T = typename E::value_type;
+        detail::exchange_active<T>(
+            i, r, true, c, forward, [count](const T* w, T* g, MPI_Comm comm) {
+                detail::check(MPI_Alltoall(w, count, detail::datatype<T>(), g, count,
+                                           detail::datatype<T>(), comm),
+                              "MPI_Alltoall (the adjoint of alltoall)");
+            });
+    }
+}
+
+// gatherv: rank r's in (counts[r] elements) to the root's out at displacements[r] (packed in rank
+// order without them). counts and displacements are read on the root only.
+template <buffer In, output_buffer Out>
+void gatherv(const In& in,
+             Out&& out,
+             std::span<const int> counts,
+             std::span<const int> displacements,
+             int root,
+             const communicator& c) {
+    detail::same_elements<In, Out>();
+    using E = detail::element_t<In>;
+    using S = typename detail::wire<E>::scalar;
+    auto i = detail::as_const_span(in);
+    auto r = detail::as_span(out);
+    constexpr const char* what = "nabla::mpi::gatherv";
+    constexpr int per = static_cast<int>(detail::wire<E>::count);
+    detail::check_rank(what, "root", root, c.size(), false);
+    const bool is_root = c.rank() == root;
+    std::vector<int> wire_counts, wire_displacements;
+    if (is_root) {
+        detail::expect_size(what, "counts", counts.size(), static_cast<std::size_t>(c.size()));
+        std::vector<int> d = displacements.empty()
+                                 ? detail::packed_displacements(counts)
+                                 : std::vector<int>(displacements.begin(), displacements.end());
+        detail::expect_size(what, "displacements", d.size(), static_cast<std::size_t>(c.size()));
+        (void)detail::packed_displacements(counts);
+        for (std::size_t k = 0; k < d.size(); ++k)
+            if (d[k] < 0 ||
+                static_cast<std::size_t>(d[k]) + static_cast<std::size_t>(counts[k]) > r.size())
+                detail::fail(std::string(what) + ": rank " + std::to_string(k) + "'s block [" +
+                             std::to_string(d[k]) + ", " + std::to_string(d[k] + counts[k]) +
+                             ") does not fit in out, which holds " + std::to_string(r.size()));
+        if (static_cast<std::size_t>(counts[static_cast<std::size_t>(root)]) != i.size())
+            detail::fail(std::string(what) + ": the root's count says " +
+                         std::to_string(counts[static_cast<std::size_t>(root)]) +
+                         " elements, its in holds " + std::to_string(i.size()));
+        (void)detail::count_of<E>(r.size(), what);
+        wire_counts = detail::scaled(counts, per);
+        wire_displacements = detail::scaled(d, per);
+    }
+    const int count = detail::count_of<E>(i.size(), what);
+    const MPI_Datatype type = detail::datatype<S>();
+    auto forward = [=, comm = c.get()](const void* send, void* receive) {
+        detail::check(MPI_Gatherv(send, count, type, receive, wire_counts.data(),
+                                  wire_displacements.data(), type, root, comm),
+                      "MPI_Gatherv");
+    };
+    if constexpr (detail::Flat<E>) {
+        forward(i.data(), is_root ? detail::raw(r.data()) : nullptr);
+    } else {
+        using T = typename E::value_type;
+        // The blocks arrive packed in rank order and become variables recorded one after
+        // another, so that their adjoints go back packed too; out's elements between the blocks
+        // are not touched.
+        nabla::tape<T>* t = detail::recording_tape<T>(i);
+        const std::vector<T> values = detail::values_of<T>(i);
+        std::vector<int> packed_counts, packed;
+        std::size_t total = 0;
+        if (is_root) {
+            packed_counts = wire_counts;
+            packed = detail::packed_displacements(packed_counts);
+            total = static_cast<std::size_t>(packed.back() + packed_counts.back());
+        }
+        std::vector<T> got(total);
+        detail::check(MPI_Gatherv(values.data(), count, type, got.data(), packed_counts.data(),
+                                  packed.data(), type, root, c.get()),
+                      "MPI_Gatherv");
+        if (!is_root) {
+            if (t != nullptr)
+                detail::add_entry<T>(*t, 0, 0, c,
+                                     [operands = detail::indices_of<T>(*t, i), count,
+                                      root](T* adjoints, MPI_Comm adjoint) {
+                                         std::vector<T> g(operands.size());
+                                         detail::check(MPI_Scatterv(nullptr, nullptr, nullptr,
+                                                                    detail::datatype<T>(), g.data(),
+                                                                    count, detail::datatype<T>(),
+                                                                    root, adjoint),
+                                                       "MPI_Scatterv (the adjoint of gatherv)");
+                                         detail::add_adjoints(adjoints, operands, g.data());
+                                     });
+            return;
+        }
+        std::vector<E> variables(total);
+        const auto first = detail::new_variables<T>(t, got.data(), std::span<E>(variables));
+        for (std::size_t rank = 0; rank < packed.size(); ++rank)
+            std::copy_n(variables.begin() + packed[rank], packed_counts[rank],
+                        r.begin() + wire_displacements[rank]);
+        if (t != nullptr)
+            detail::add_entry<T>(
+                *t, first, total, c,
+                [operands = detail::indices_of<T>(*t, i), first, count, root,
+                 packed_counts = std::move(packed_counts),
+                 packed = std::move(packed)](T* adjoints, MPI_Comm adjoint) {
+                    std::vector<T> g(operands.size());
+                    detail::check(MPI_Scatterv(adjoints + first, packed_counts.data(),
+                                               packed.data(), detail::datatype<T>(), g.data(),
+                                               count, detail::datatype<T>(), root, adjoint),
+                                  "MPI_Scatterv (the adjoint of gatherv)");
+                    detail::add_adjoints(adjoints, operands, g.data());
+                });
+    }
+}
+
+template <buffer In, output_buffer Out>
+void gatherv(
+    const In& in, Out&& out, std::span<const int> counts, int root, const communicator& c) {
+    gatherv(in, std::forward<Out>(out), counts, {}, root, c);
+}
+
+template <buffer In, output_buffer Out>
+void gather(const In& in, Out&& out, int root, const communicator& c) {
+    const auto n = static_cast<int>(std::ranges::size(in));
+    const std::vector<int> counts(c.rank() == root ? static_cast<std::size_t>(c.size()) : 0, n);
+    if (c.rank() == root)
+        detail::expect_size("nabla::mpi::gather", "out (on the root)", std::ranges::size(out),
+                            std::ranges::size(in) * static_cast<std::size_t>(c.size()));
+    gatherv(in, std::forward<Out>(out), counts, {}, root, c);
+}
+
+// scatterv: the root's in, block r (counts[r] elements at displacements[r], packed in rank order
+// without them) to rank r's out. counts and displacements are read on the root only.
+template <buffer In, output_buffer Out>
+void scatterv(const In& in,
+              std::span<const int> counts,
+              std::span<const int> displacements,
+              Out&& out,
+              int root,
+              const communicator& c) {
+    detail::same_elements<In, Out>();
+    using E = detail::element_t<In>;
+    using S = typename detail::wire<E>::scalar;
+    auto i = detail::as_const_span(in);
+    auto r = detail::as_span(out);
+    constexpr const char* what = "nabla::mpi::scatterv";
+    constexpr int per = static_cast<int>(detail::wire<E>::count);
+    detail::check_rank(what, "root", root, c.size(), false);
+    const bool is_root = c.rank() == root;
+    std::vector<int> wire_counts, wire_displacements;
+    if (is_root) {
+        detail::expect_size(what, "counts", counts.size(), static_cast<std::size_t>(c.size()));
+        std::vector<int> d = displacements.empty()
+                                 ? detail::packed_displacements(counts)
+                                 : std::vector<int>(displacements.begin(), displacements.end());
+        detail::expect_size(what, "displacements", d.size(), static_cast<std::size_t>(c.size()));
+        (void)detail::packed_displacements(counts);
+        for (std::size_t k = 0; k < d.size(); ++k)
+            if (d[k] < 0 ||
+                static_cast<std::size_t>(d[k]) + static_cast<std::size_t>(counts[k]) > i.size())
+                detail::fail(std::string(what) + ": rank " + std::to_string(k) + "'s block [" +
+                             std::to_string(d[k]) + ", " + std::to_string(d[k] + counts[k]) +
+                             ") does not fit in in, which holds " + std::to_string(i.size()));
+        if (static_cast<std::size_t>(counts[static_cast<std::size_t>(root)]) != r.size())
+            detail::fail(std::string(what) + ": the root's count says " +
+                         std::to_string(counts[static_cast<std::size_t>(root)]) +
+                         " elements, its out holds " + std::to_string(r.size()));
+        (void)detail::count_of<E>(i.size(), what);
+        wire_counts = detail::scaled(counts, per);
+        wire_displacements = detail::scaled(d, per);
+    }
+    const int count = detail::count_of<E>(r.size(), what);
+    const MPI_Datatype type = detail::datatype<S>();
+    auto forward = [=, comm = c.get()](const void* send, void* receive) {
+        detail::check(MPI_Scatterv(send, wire_counts.data(), wire_displacements.data(), type,
+                                   receive, count, type, root, comm),
+                      "MPI_Scatterv");
+    };
+    if constexpr (detail::Flat<E>) {
+        forward(is_root ? detail::raw(i.data()) : nullptr, r.data());
+    } else {
+        using T = typename E::value_type;
+        // The root's inputs outside every block get no adjoint: the adjoint gather leaves them 0.
+        detail::exchange_active<T>(is_root ? i : std::span<const E>(), r, true, c, forward,
+                                   [=](const T* w, T* g, MPI_Comm comm) {
+                                       if (is_root)
+                                           std::fill_n(g, i.size(), T(0));
+                                       detail::check(MPI_Gatherv(w, count, detail::datatype<T>(), g,
+                                                                 wire_counts.data(),
+                                                                 wire_displacements.data(),
+                                                                 detail::datatype<T>(), root, comm),
+                                                     "MPI_Gatherv (the adjoint of scatterv)");
+                                   });
+    }
+}
+
+template <buffer In, output_buffer Out>
+void scatterv(
+    const In& in, std::span<const int> counts, Out&& out, int root, const communicator& c) {
+    scatterv(in, counts, {}, std::forward<Out>(out), root, c);
+}
+
+template <buffer In, output_buffer Out>
+void scatter(const In& in, Out&& out, int root, const communicator& c) {
+    const auto n = static_cast<int>(std::ranges::size(out));
+    const std::vector<int> counts(c.rank() == root ? static_cast<std::size_t>(c.size()) : 0, n);
+    if (c.rank() == root)
+        detail::expect_size("nabla::mpi::scatter", "in (on the root)", std::ranges::size(in),
+                            std::ranges::size(out) * static_cast<std::size_t>(c.size()));
+    scatterv(in, counts, {}, std::forward<Out>(out), root, c);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Point to point. A receive's buffer must hold exactly the elements sent (an error otherwise,
+// after the message is taken off the queue). The adjoint messages go on the communicator's
+// duplicate with the same tags, from the receiver back to the sender.
+
+// Who a receive got its message from, and its tag (for MPI_ANY_SOURCE and MPI_ANY_TAG).
+struct received {
+    int source;
+    int tag;
+};
+
+namespace detail {
+
+inline received from_nowhere() {
+    return {MPI_PROC_NULL, MPI_ANY_TAG};
+}
+
+// Receives exactly `count` plain numbers into `into`.
+template <class S>
+received receive_exactly(S* into, int count, int source, int tag, MPI_Comm comm, const char* what) {
+    if (source == MPI_PROC_NULL)
+        return from_nowhere();
+    MPI_Message message;
+    MPI_Status status;
+    check(MPI_Mprobe(source, tag, comm, &message, &status), "MPI_Mprobe");
+    int got = 0;
+    check(MPI_Get_count(&status, datatype<S>(), &got), "MPI_Get_count");
+    if (got != count) {
+        std::vector<S> discard(got > 0 ? static_cast<std::size_t>(got) : 1);
+        MPI_Mrecv(discard.data(), got, datatype<S>(), &message, MPI_STATUS_IGNORE);
+        fail(std::string(what) + ": the message from rank " + std::to_string(status.MPI_SOURCE) +
+             " (tag " + std::to_string(status.MPI_TAG) + ") holds " + std::to_string(got) +
+             " numbers where the buffer takes " + std::to_string(count) +
+             " (buffers of one size on both sides)");
+    }
+    check(MPI_Mrecv(into, count, datatype<S>(), &message, &status), "MPI_Mrecv");
+    return {status.MPI_SOURCE, status.MPI_TAG};
+}
+
+// A send and a receive at once, as MPI_Sendrecv (the send started first, so that neither
+// waits for the other), with the received count checked.
+template <class S>
+received send_receive(const S* send,
+                      int send_count,
+                      int destination,
+                      int send_tag,
+                      S* receive,
+                      int receive_count,
+                      int source,
+                      int receive_tag,
+                      MPI_Comm comm,
+                      const char* what) {
+    MPI_Request request;
+    check(MPI_Isend(send, send_count, datatype<S>(), destination, send_tag, comm, &request),
+          "MPI_Isend");
+    received from;
+    try {
+        from = receive_exactly(receive, receive_count, source, receive_tag, comm, what);
+    } catch (...) {
+        MPI_Wait(&request, MPI_STATUS_IGNORE);
+        throw;
+    }
+    check(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
+    return from;
+}
+
+}  // namespace detail
+
+template <buffer In>
+void send(const In& in, int destination, int tag, const communicator& c) {
+    using E = detail::element_t<In>;
+    using S = typename detail::wire<E>::scalar;
+    auto i = detail::as_const_span(in);
+    constexpr const char* what = "nabla::mpi::send";
+    detail::check_rank(what, "destination", destination, c.size(), false);
+    const int count = detail::count_of<E>(i.size(), what);
+    if constexpr (detail::Flat<E>) {
+        detail::check(MPI_Send(detail::raw(i.data()), count, detail::datatype<S>(), destination,
+                               tag, c.get()),
+                      "MPI_Send");
+    } else {
+        using T = typename E::value_type;
+        nabla::tape<T>* t = detail::recording_tape<T>(i);
+        const std::vector<T> values = detail::values_of<T>(i);
+        detail::check(
+            MPI_Send(values.data(), count, detail::datatype<T>(), destination, tag, c.get()),
+            "MPI_Send");
+        if (t == nullptr || destination == MPI_PROC_NULL)
+            return;
+        detail::add_entry<T>(*t, 0, 0, c,
+                             [operands = detail::indices_of<T>(*t, i), count, destination,
+                              tag](T* adjoints, MPI_Comm adjoint) {
+                                 std::vector<T> g(operands.size());
+                                 detail::receive_exactly(g.data(), count, destination, tag, adjoint,
+                                                         "the adjoint of nabla::mpi::send");
+                                 detail::add_adjoints(adjoints, operands, g.data());
+                             });
+    }
+}
+
+// A receive from MPI_PROC_NULL leaves `out` as it is.
+template <output_buffer Out>
+received recv(Out&& out, int source, int tag, const communicator& c) {
+    using E = detail::element_t<Out>;
+    using S = typename detail::wire<E>::scalar;
+    auto r = detail::as_span(out);
+    constexpr const char* what = "nabla::mpi::recv";
+    detail::check_rank(what, "source", source, c.size(), true);
+    const int count = detail::count_of<E>(r.size(), what);
+    if constexpr (detail::Flat<E>) {
+        return detail::receive_exactly(reinterpret_cast<S*>(r.data()), count, source, tag, c.get(),
+                                       what);
+    } else {
+        using T = typename E::value_type;
+        if (source == MPI_PROC_NULL)
+            return detail::from_nowhere();
+        nabla::tape<T>* t = nabla::detail::active_tape<T>;
+        std::vector<T> values(r.size());
+        const received from =
+            detail::receive_exactly(values.data(), count, source, tag, c.get(), what);
+        const auto first = detail::new_variables<T>(t, values.data(), r);
+        if (t != nullptr)
+            detail::add_entry<T>(
+                *t, first, r.size(), c, [first, count, from](T* adjoints, MPI_Comm adjoint) {
+                    detail::check(MPI_Send(adjoints + first, count, detail::datatype<T>(),
+                                           from.source, from.tag, adjoint),
+                                  "MPI_Send (the adjoint of recv)");
+                });
+        return from;
+    }
+}
+
+// send and recv at once (MPI_Sendrecv): no deadlock when every rank sends to a neighbour and
+// receives from another, as in a halo exchange. A receive from MPI_PROC_NULL leaves `out` as it
+// is; a send to it sends nothing.
+template <buffer In, output_buffer Out>
+received sendrecv(const In& in,
+                  int destination,
+                  int send_tag,
+                  Out&& out,
+                  int source,
+                  int receive_tag,
+                  const communicator& c) {
+    detail::same_elements<In, Out>();
+    using E = detail::element_t<In>;
+    using S = typename detail::wire<E>::scalar;
+    auto i = detail::as_const_span(in);
+    auto r = detail::as_span(out);
+    constexpr const char* what = "nabla::mpi::sendrecv";
+    detail::check_rank(what, "destination", destination, c.size(), false);
+    detail::check_rank(what, "source", source, c.size(), true);
+    const int send_count = detail::count_of<E>(i.size(), what);
+    const int receive_count = detail::count_of<E>(r.size(), what);
+    if constexpr (detail::Flat<E>) {
+        return detail::send_receive(reinterpret_cast<const S*>(i.data()), send_count, destination,
+                                    send_tag, reinterpret_cast<S*>(r.data()), receive_count, source,
+                                    receive_tag, c.get(), what);
+    } else {
+        using T = typename E::value_type;
+        nabla::tape<T>* t = detail::recording_tape<T>(i);
+        const std::vector<T> values = detail::values_of<T>(i);
+        std::vector<T> got(r.size());
+        const received from =
+            detail::send_receive(values.data(), send_count, destination, send_tag, got.data(),
+                                 receive_count, source, receive_tag, c.get(), what);
+        const bool receives = from.source != MPI_PROC_NULL;
+        const auto first = receives ? detail::new_variables<T>(t, got.data(), r) : 0;
+        if (t == nullptr)
+            return from;
+        // The adjoint: the received variables' adjoints go back to where they came from, the
+        // sent variables' adjoints come from where they went.
+        detail::add_entry<T>(*t, first, receives ? r.size() : 0, c,
+                             [operands = detail::indices_of<T>(*t, i), first, from, destination,
+                              send_tag, send_count, receive_count](T* adjoints, MPI_Comm adjoint) {
+                                 std::vector<T> g(operands.size());
+                                 const bool received = from.source != MPI_PROC_NULL;
+                                 detail::send_receive(received ? adjoints + first : nullptr,
+                                                      received ? receive_count : 0, from.source,
+                                                      received ? from.tag : 0, g.data(),
+                                                      destination != MPI_PROC_NULL ? send_count : 0,
+                                                      destination, send_tag, adjoint,
+                                                      "the adjoint of nabla::mpi::sendrecv");
+                                 detail::add_adjoints(adjoints, operands, g.data());
+                             });
+        return from;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The gradient of a result every rank holds a copy of (the output of allreduce or bcast): seeding
+// every copy would differentiate the sum of the copies, size() times the result, so the seed goes
+// on the root's copy alone. Every rank calls it, and gets the derivatives of the one result with
+// respect to its own variables. (A result that is a sum over the ranks of each rank's own part
+// needs no such care: each rank's t.gradient(part) differentiates the sum.)
+template <class T>
+void replicated_gradient(nabla::tape<T>& t,
+                         const active<T>& y,
+                         const communicator& c,
+                         int root = 0) {
+    detail::check_rank("nabla::mpi::replicated_gradient", "root", root, c.size(), false);
+    t.zero_adjoints();
+    if (c.rank() == root)
+        t.seed(y);
+    t.sweep();
+}
+
+}  // namespace nabla::mpi
