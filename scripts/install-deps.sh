@@ -24,6 +24,7 @@ everything=(
     catch2                               # unit tests (Catch2 v2, catch2/catch.hpp)
     python3 python3-mpmath               # generator scripts for reference values, test helpers
     valgrind                             # the tape and random-program tests under memcheck
+    libopenmpi-dev openmpi-bin           # nabla/mpi.hpp's tests, examples and benchmarks (mpiexec)
     libboost-dev                         # benchmark peers only: Boost.Math's autodiff,
     libeigen3-dev libceres-dev           #   Eigen's AutoDiffScalar, Ceres's Jet,
     libadolc-dev libtrilinos-sacado-dev  #   ADOL-C and Sacado; Sacado's headers include Kokkos's

@@ -244,8 +244,9 @@ requires flat<T>::value struct flat<nabla::taylor<T, K>> {
 template <class E>
 concept Flat = flat<E>::value;
 
+// An active variable of plain or forward numbers (a tape of dual numbers: forward over reverse).
 template <class E>
-concept Active = nabla::detail::is_active_v<E> && std::is_floating_point_v<typename E::value_type>;
+concept Active = nabla::detail::is_active_v<E> && Flat<typename E::value_type>;
 
 template <class E>
 concept Element = Flat<E> || Active<E>;
@@ -263,9 +264,15 @@ struct wire<E> {
 };
 template <Active E>
 struct wire<E> {
-    using scalar = typename E::value_type;
-    static constexpr std::size_t count = 1;
+    using scalar = typename flat<typename E::value_type>::scalar;
+    static constexpr std::size_t count = flat<typename E::value_type>::count;
 };
+
+// The MPI datatype of the plain numbers a value of type T (plain or forward) travels as.
+template <class T>
+MPI_Datatype wire_datatype() {
+    return datatype<typename flat<T>::scalar>();
+}
 
 // An MPI count for n elements of E.
 template <class E>
@@ -551,7 +558,7 @@ template <class T>
 MPI_Datatype product_datatype() {
     static const MPI_Datatype type = [] {
         MPI_Datatype t;
-        check(MPI_Type_contiguous(5, datatype<T>(), &t), "MPI_Type_contiguous");
+        check(MPI_Type_contiguous(5, wire_datatype<T>(), &t), "MPI_Type_contiguous");
         check(MPI_Type_commit(&t), "MPI_Type_commit");
         return t;
     }();
@@ -648,7 +655,7 @@ void bcast(B&& buffer, int root, const communicator& c) {
         nabla::tape<T>* t =
             detail::recording_tape<T>(is_root ? std::span<const E>(b) : std::span<const E>());
         std::vector<T> values = is_root ? detail::values_of<T>(b) : std::vector<T>(b.size());
-        detail::check(MPI_Bcast(values.data(), count, detail::datatype<T>(), root, c.get()),
+        detail::check(MPI_Bcast(values.data(), count, detail::wire_datatype<T>(), root, c.get()),
                       "MPI_Bcast");
         if (is_root) {
             if (t != nullptr)
@@ -657,20 +664,21 @@ void bcast(B&& buffer, int root, const communicator& c) {
                                       count](T* adjoints, MPI_Comm adjoint) {
                                          std::vector<T> sum(operands.size(), T(0));
                                          detail::check(MPI_Reduce(MPI_IN_PLACE, sum.data(), count,
-                                                                  detail::datatype<T>(), MPI_SUM,
-                                                                  root, adjoint),
+                                                                  detail::wire_datatype<T>(),
+                                                                  MPI_SUM, root, adjoint),
                                                        "MPI_Reduce (the adjoint of bcast)");
                                          detail::add_adjoints(adjoints, operands, sum.data());
                                      });
         } else {
             const auto first = detail::new_variables<T>(t, values.data(), b);
             if (t != nullptr)
-                detail::add_entry<T>(
-                    *t, first, b.size(), c, [first, root, count](T* adjoints, MPI_Comm adjoint) {
-                        detail::check(MPI_Reduce(adjoints + first, nullptr, count,
-                                                 detail::datatype<T>(), MPI_SUM, root, adjoint),
-                                      "MPI_Reduce (the adjoint of bcast)");
-                    });
+                detail::add_entry<T>(*t, first, b.size(), c,
+                                     [first, root, count](T* adjoints, MPI_Comm adjoint) {
+                                         detail::check(MPI_Reduce(adjoints + first, nullptr, count,
+                                                                  detail::wire_datatype<T>(),
+                                                                  MPI_SUM, root, adjoint),
+                                                       "MPI_Reduce (the adjoint of bcast)");
+                                     });
         }
     }
 }
@@ -700,7 +708,7 @@ void reduce_active(std::span<const active<T>> in,
     nabla::tape<T>* t = recording_tape<T>(in);
     const std::size_t n = in.size();
     const int count = count_of<active<T>>(n, what);
-    const MPI_Datatype type = datatype<T>();
+    const MPI_Datatype type = wire_datatype<T>();
     std::vector<T> result(has_out ? n : 0);
     auto run = [&](const void* send, void* receive, int cnt, MPI_Datatype dt, MPI_Op mo) {
         if (all)
@@ -715,6 +723,9 @@ void reduce_active(std::span<const active<T>> in,
     if (o == op::sum) {
         const std::vector<T> values = values_of<T>(in);
         run(values.data(), result.data(), count, type, MPI_SUM);
+    } else if constexpr (!std::is_floating_point_v<T>) {
+        fail(std::string(what) + ": min, max and prod of active variables of forward numbers are "
+                                 "not implemented; sum is");
     } else if (o == op::min || o == op::max) {
         std::vector<located<T>> mine(n), best(has_out ? n : 0);
         for (std::size_t k = 0; k < n; ++k)
@@ -761,17 +772,19 @@ void reduce_active(std::span<const active<T>> in,
                       rank](T* adjoints, MPI_Comm adjoint) {
                          std::vector<T> w(operands.size());
                          if (all) {
-                             check(MPI_Allreduce(adjoints + first, w.data(), count, datatype<T>(),
-                                                 MPI_SUM, adjoint),
+                             check(MPI_Allreduce(adjoints + first, w.data(), count,
+                                                 wire_datatype<T>(), MPI_SUM, adjoint),
                                    "MPI_Allreduce (the adjoint of allreduce)");
                          } else {
                              if (rank == root)
                                  std::copy_n(adjoints + first, w.size(), w.data());
-                             check(MPI_Bcast(w.data(), count, datatype<T>(), root, adjoint),
+                             check(MPI_Bcast(w.data(), count, wire_datatype<T>(), root, adjoint),
                                    "MPI_Bcast (the adjoint of reduce)");
                          }
                          add_adjoints(adjoints, operands, w.data());
                      });
+    } else if constexpr (!std::is_floating_point_v<T>) {
+        return;  // (refused above)
     } else if (o == op::min || o == op::max) {
         add_entry<T>(*t, first, outputs, c,
                      [operands = std::move(operands), won = std::move(won),
@@ -780,8 +793,8 @@ void reduce_active(std::span<const active<T>> in,
                          const std::size_t n = operands.size();
                          if (all) {
                              std::vector<T> w(n);
-                             check(MPI_Allreduce(adjoints + first, w.data(), count, datatype<T>(),
-                                                 MPI_SUM, adjoint),
+                             check(MPI_Allreduce(adjoints + first, w.data(), count,
+                                                 wire_datatype<T>(), MPI_SUM, adjoint),
                                    "MPI_Allreduce (the adjoint of allreduce)");
                              for (std::size_t k = 0; k < n; ++k)
                                  if (won[k] && operands[k] != 0)
@@ -807,8 +820,8 @@ void reduce_active(std::span<const active<T>> in,
                 const std::size_t n = operands.size();
                 if (all) {
                     std::vector<T> w(n);
-                    check(MPI_Allreduce(adjoints + first, w.data(), count, datatype<T>(), MPI_SUM,
-                                        adjoint),
+                    check(MPI_Allreduce(adjoints + first, w.data(), count, wire_datatype<T>(),
+                                        MPI_SUM, adjoint),
                           "MPI_Allreduce (the adjoint of allreduce)");
                     // (A zero adjoint adds nothing, even where a partial is infinite or NaN, as
                     // in the tape's own sweep.)
@@ -964,10 +977,10 @@ void allgather(const In& in, Out&& out, const communicator& c) {
         using T = typename E::value_type;
         detail::exchange_active<T>(
             i, r, true, c, forward, [count](const T* w, T* g, MPI_Comm comm) {
-                detail::check(
-                    MPI_Reduce_scatter_block(w, g, count, detail::datatype<T>(), MPI_SUM, comm),
-                    "MPI_Reduce_scatter_block (the adjoint of "
-                    "allgather)");
+                detail::check(MPI_Reduce_scatter_block(w, g, count, detail::wire_datatype<T>(),
+                                                       MPI_SUM, comm),
+                              "MPI_Reduce_scatter_block (the adjoint of "
+                              "allgather)");
             });
     }
 }
@@ -994,8 +1007,8 @@ void reduce_scatter(const In& in, Out&& out, const communicator& c) {
         using T = typename E::value_type;
         detail::exchange_active<T>(
             i, r, true, c, forward, [count](const T* w, T* g, MPI_Comm comm) {
-                detail::check(MPI_Allgather(w, count, detail::datatype<T>(), g, count,
-                                            detail::datatype<T>(), comm),
+                detail::check(MPI_Allgather(w, count, detail::wire_datatype<T>(), g, count,
+                                            detail::wire_datatype<T>(), comm),
                               "MPI_Allgather (the adjoint of reduce_scatter)");
             });
     }
@@ -1026,8 +1039,8 @@ void alltoall(const In& in, Out&& out, const communicator& c) {
         using T = typename E::value_type;
         detail::exchange_active<T>(
             i, r, true, c, forward, [count](const T* w, T* g, MPI_Comm comm) {
-                detail::check(MPI_Alltoall(w, count, detail::datatype<T>(), g, count,
-                                           detail::datatype<T>(), comm),
+                detail::check(MPI_Alltoall(w, count, detail::wire_datatype<T>(), g, count,
+                                           detail::wire_datatype<T>(), comm),
                               "MPI_Alltoall (the adjoint of alltoall)");
             });
     }
@@ -1102,17 +1115,17 @@ void gatherv(const In& in,
                       "MPI_Gatherv");
         if (!is_root) {
             if (t != nullptr)
-                detail::add_entry<T>(*t, 0, 0, c,
-                                     [operands = detail::indices_of<T>(*t, i), count,
-                                      root](T* adjoints, MPI_Comm adjoint) {
-                                         std::vector<T> g(operands.size());
-                                         detail::check(MPI_Scatterv(nullptr, nullptr, nullptr,
-                                                                    detail::datatype<T>(), g.data(),
-                                                                    count, detail::datatype<T>(),
-                                                                    root, adjoint),
-                                                       "MPI_Scatterv (the adjoint of gatherv)");
-                                         detail::add_adjoints(adjoints, operands, g.data());
-                                     });
+                detail::add_entry<T>(
+                    *t, 0, 0, c,
+                    [operands = detail::indices_of<T>(*t, i), count, root](T* adjoints,
+                                                                           MPI_Comm adjoint) {
+                        std::vector<T> g(operands.size());
+                        detail::check(MPI_Scatterv(nullptr, nullptr, nullptr,
+                                                   detail::wire_datatype<T>(), g.data(), count,
+                                                   detail::wire_datatype<T>(), root, adjoint),
+                                      "MPI_Scatterv (the adjoint of gatherv)");
+                        detail::add_adjoints(adjoints, operands, g.data());
+                    });
             return;
         }
         std::vector<E> variables(total);
@@ -1128,8 +1141,8 @@ void gatherv(const In& in,
                  packed = std::move(packed)](T* adjoints, MPI_Comm adjoint) {
                     std::vector<T> g(operands.size());
                     detail::check(MPI_Scatterv(adjoints + first, packed_counts.data(),
-                                               packed.data(), detail::datatype<T>(), g.data(),
-                                               count, detail::datatype<T>(), root, adjoint),
+                                               packed.data(), detail::wire_datatype<T>(), g.data(),
+                                               count, detail::wire_datatype<T>(), root, adjoint),
                                   "MPI_Scatterv (the adjoint of gatherv)");
                     detail::add_adjoints(adjoints, operands, g.data());
                 });
@@ -1204,16 +1217,16 @@ void scatterv(const In& in,
     } else {
         using T = typename E::value_type;
         // The root's inputs outside every block get no adjoint: the adjoint gather leaves them 0.
-        detail::exchange_active<T>(is_root ? i : std::span<const E>(), r, true, c, forward,
-                                   [=](const T* w, T* g, MPI_Comm comm) {
-                                       if (is_root)
-                                           std::fill_n(g, i.size(), T(0));
-                                       detail::check(MPI_Gatherv(w, count, detail::datatype<T>(), g,
-                                                                 wire_counts.data(),
-                                                                 wire_displacements.data(),
-                                                                 detail::datatype<T>(), root, comm),
-                                                     "MPI_Gatherv (the adjoint of scatterv)");
-                                   });
+        detail::exchange_active<T>(
+            is_root ? i : std::span<const E>(), r, true, c, forward,
+            [=](const T* w, T* g, MPI_Comm comm) {
+                if (is_root)
+                    std::fill_n(g, i.size(), T(0));
+                detail::check(MPI_Gatherv(w, count, detail::wire_datatype<T>(), g,
+                                          wire_counts.data(), wire_displacements.data(),
+                                          detail::wire_datatype<T>(), root, comm),
+                              "MPI_Gatherv (the adjoint of scatterv)");
+            });
     }
 }
 
@@ -1251,8 +1264,9 @@ inline received from_nowhere() {
 }
 
 // Receives exactly `count` plain numbers into `into`.
-template <class S>
-received receive_exactly(S* into, int count, int source, int tag, MPI_Comm comm, const char* what) {
+template <class E>
+received receive_exactly(E* into, int count, int source, int tag, MPI_Comm comm, const char* what) {
+    using S = typename flat<E>::scalar;
     if (source == MPI_PROC_NULL)
         return from_nowhere();
     MPI_Message message;
@@ -1274,19 +1288,19 @@ received receive_exactly(S* into, int count, int source, int tag, MPI_Comm comm,
 
 // A send and a receive at once, as MPI_Sendrecv (the send started first, so that neither
 // waits for the other), with the received count checked.
-template <class S>
-received send_receive(const S* send,
+template <class E>
+received send_receive(const E* send,
                       int send_count,
                       int destination,
                       int send_tag,
-                      S* receive,
+                      E* receive,
                       int receive_count,
                       int source,
                       int receive_tag,
                       MPI_Comm comm,
                       const char* what) {
     MPI_Request request;
-    check(MPI_Isend(send, send_count, datatype<S>(), destination, send_tag, comm, &request),
+    check(MPI_Isend(send, send_count, wire_datatype<E>(), destination, send_tag, comm, &request),
           "MPI_Isend");
     received from;
     try {
@@ -1318,7 +1332,7 @@ void send(const In& in, int destination, int tag, const communicator& c) {
         nabla::tape<T>* t = detail::recording_tape<T>(i);
         const std::vector<T> values = detail::values_of<T>(i);
         detail::check(
-            MPI_Send(values.data(), count, detail::datatype<T>(), destination, tag, c.get()),
+            MPI_Send(values.data(), count, detail::wire_datatype<T>(), destination, tag, c.get()),
             "MPI_Send");
         if (t == nullptr || destination == MPI_PROC_NULL)
             return;
@@ -1357,7 +1371,7 @@ received recv(Out&& out, int source, int tag, const communicator& c) {
         if (t != nullptr)
             detail::add_entry<T>(
                 *t, first, r.size(), c, [first, count, from](T* adjoints, MPI_Comm adjoint) {
-                    detail::check(MPI_Send(adjoints + first, count, detail::datatype<T>(),
+                    detail::check(MPI_Send(adjoints + first, count, detail::wire_datatype<T>(),
                                            from.source, from.tag, adjoint),
                                   "MPI_Send (the adjoint of recv)");
                 });
@@ -1418,6 +1432,214 @@ received sendrecv(const In& in,
                                  detail::add_adjoints(adjoints, operands, g.data());
                              });
         return from;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Non-blocking point to point: isend and irecv start a transfer, wait (or wait_all) completes
+// it. As with MPI, the buffers of plain and forward numbers must stay as they are until the wait;
+// active variables are copied at isend, and irecv's buffer receives its new variables at the wait.
+// In the sweep, the wait's place starts the adjoint transfer (an irecv for an isend, an isend for
+// an irecv) and the start's place waits for it, so the sweep overlaps as the recording did.
+
+namespace detail {
+
+struct request_state {
+    MPI_Request handle = MPI_REQUEST_NULL;
+    // Run once the transfer is complete: checks the received count, writes and records the
+    // received variables, records the wait's entry.
+    std::function<void(const MPI_Status&)> complete;
+    bool pending = false;
+};
+
+// What an isend's or irecv's two tape entries share: the adjoint transfer and its buffer.
+template <class T>
+struct adjoint_transfer {
+    MPI_Request handle = MPI_REQUEST_NULL;
+    std::vector<T> buffer;
+};
+
+template <class T>
+void wait_for(adjoint_transfer<T>& a, const char* what) {
+    check(MPI_Wait(&a.handle, MPI_STATUS_IGNORE), what);
+}
+
+// The tape an isend or irecv recorded on must still be the one recording at its wait.
+template <class T>
+void check_same_recording(nabla::tape<T>* t, std::uint32_t generation) {
+    if (nabla::detail::active_tape<T> != t || t->generation() != generation)
+        fail("nabla::mpi::wait: the isend or irecv of this request was recorded on a tape that "
+             "no longer records here; wait for a request while the recording that started it "
+             "lasts");
+}
+
+}  // namespace detail
+
+// A transfer started by isend or irecv, completed by wait.
+class request {
+public:
+    request() = default;
+    bool pending() const { return state_ != nullptr && state_->pending; }
+
+private:
+    explicit request(std::shared_ptr<detail::request_state> s) : state_(std::move(s)) {}
+    template <buffer In>
+    friend request isend(const In&, int, int, const communicator&);
+    template <output_buffer Out>
+    friend request irecv(Out&&, int, int, const communicator&);
+    friend void wait(request&);
+    friend void wait_all(std::span<request>);
+
+    std::shared_ptr<detail::request_state> state_;
+};
+
+template <buffer In>
+request isend(const In& in, int destination, int tag, const communicator& c) {
+    using E = detail::element_t<In>;
+    using S = typename detail::wire<E>::scalar;
+    auto i = detail::as_const_span(in);
+    constexpr const char* what = "nabla::mpi::isend";
+    detail::check_rank(what, "destination", destination, c.size(), false);
+    const int count = detail::count_of<E>(i.size(), what);
+    auto state = std::make_shared<detail::request_state>();
+    if constexpr (detail::Flat<E>) {
+        detail::check(MPI_Isend(detail::raw(i.data()), count, detail::datatype<S>(), destination,
+                                tag, c.get(), &state->handle),
+                      "MPI_Isend");
+    } else {
+        using T = typename E::value_type;
+        nabla::tape<T>* t = detail::recording_tape<T>(i);
+        auto values = std::make_shared<std::vector<T>>(detail::values_of<T>(i));
+        detail::check(MPI_Isend(values->data(), count, detail::wire_datatype<T>(), destination, tag,
+                                c.get(), &state->handle),
+                      "MPI_Isend");
+        if (t == nullptr || destination == MPI_PROC_NULL) {
+            state->complete = [values](const MPI_Status&) {};
+        } else {
+            auto transfer = std::make_shared<detail::adjoint_transfer<T>>();
+            transfer->buffer.resize(i.size());
+            // The start's place in the sweep: wait for the adjoints and add them.
+            detail::add_entry<T>(
+                *t, 0, 0, c,
+                [operands = detail::indices_of<T>(*t, i), transfer](T* adjoints, MPI_Comm) {
+                    detail::wait_for(*transfer, "MPI_Wait (the adjoint of isend)");
+                    detail::add_adjoints(adjoints, operands, transfer->buffer.data());
+                });
+            // The wait's place: start receiving them.
+            state->complete = [values, transfer, t, generation = t->generation(), c, count,
+                               destination, tag](const MPI_Status&) {
+                detail::check_same_recording(t, generation);
+                detail::add_entry<T>(
+                    *t, 0, 0, c, [transfer, count, destination, tag](T*, MPI_Comm adjoint) {
+                        detail::check(MPI_Irecv(transfer->buffer.data(), count,
+                                                detail::wire_datatype<T>(), destination, tag,
+                                                adjoint, &transfer->handle),
+                                      "MPI_Irecv (the adjoint of isend)");
+                    });
+            };
+        }
+    }
+    state->pending = true;
+    return request(std::move(state));
+}
+
+template <output_buffer Out>
+request irecv(Out&& out, int source, int tag, const communicator& c) {
+    using E = detail::element_t<Out>;
+    using S = typename detail::wire<E>::scalar;
+    auto r = detail::as_span(out);
+    constexpr const char* what = "nabla::mpi::irecv";
+    detail::check_rank(what, "source", source, c.size(), true);
+    const int count = detail::count_of<E>(r.size(), what);
+    auto state = std::make_shared<detail::request_state>();
+    auto check_count = [count](const MPI_Status& status) {
+        if (status.MPI_SOURCE == MPI_PROC_NULL)
+            return;
+        int got = 0;
+        detail::check(MPI_Get_count(&status, detail::datatype<S>(), &got), "MPI_Get_count");
+        if (got != count)
+            detail::fail("nabla::mpi::irecv: the message from rank " +
+                         std::to_string(status.MPI_SOURCE) + " holds " + std::to_string(got) +
+                         " numbers where the buffer takes " + std::to_string(count) +
+                         " (buffers of one size on both sides)");
+    };
+    if constexpr (detail::Flat<E>) {
+        detail::check(MPI_Irecv(detail::raw(r.data()), count, detail::datatype<S>(), source, tag,
+                                c.get(), &state->handle),
+                      "MPI_Irecv");
+        state->complete = check_count;
+    } else {
+        using T = typename E::value_type;
+        nabla::tape<T>* t = nabla::detail::active_tape<T>;
+        auto values = std::make_shared<std::vector<T>>(r.size());
+        detail::check(MPI_Irecv(values->data(), count, detail::wire_datatype<T>(), source, tag,
+                                c.get(), &state->handle),
+                      "MPI_Irecv");
+        std::shared_ptr<detail::adjoint_transfer<T>> transfer;
+        if (t != nullptr) {
+            transfer = std::make_shared<detail::adjoint_transfer<T>>();
+            // The start's place in the sweep: wait until the adjoints are sent.
+            detail::add_entry<T>(*t, 0, 0, c, [transfer](T*, MPI_Comm) {
+                detail::wait_for(*transfer, "MPI_Wait (the adjoint of irecv)");
+            });
+        }
+        state->complete = [values, transfer, t, generation = t != nullptr ? t->generation() : 0u, c,
+                           count, r, check_count](const MPI_Status& status) {
+            check_count(status);
+            if (status.MPI_SOURCE == MPI_PROC_NULL)
+                return;
+            if (t != nullptr)
+                detail::check_same_recording(t, generation);
+            const auto first = detail::new_variables<T>(t, values->data(), r);
+            if (t == nullptr)
+                return;
+            // The wait's place: send the received variables' adjoints back.
+            detail::add_entry<T>(*t, first, r.size(), c,
+                                 [transfer, first, count, source = status.MPI_SOURCE,
+                                  tag = status.MPI_TAG](T* adjoints, MPI_Comm adjoint) {
+                                     transfer->buffer.assign(adjoints + first,
+                                                             adjoints + first + count);
+                                     detail::check(MPI_Isend(transfer->buffer.data(), count,
+                                                             detail::wire_datatype<T>(), source,
+                                                             tag, adjoint, &transfer->handle),
+                                                   "MPI_Isend (the adjoint of irecv)");
+                                 });
+        };
+    }
+    state->pending = true;
+    return request(std::move(state));
+}
+
+// Completes a transfer (nothing for a request that is not pending).
+inline void wait(request& q) {
+    if (!q.pending())
+        return;
+    MPI_Status status;
+    q.state_->pending = false;
+    detail::check(MPI_Wait(&q.state_->handle, &status), "MPI_Wait");
+    if (q.state_->complete)
+        q.state_->complete(status);
+}
+
+// Completes several transfers, in any order MPI finishes them; they are recorded in the order
+// of the span.
+inline void wait_all(std::span<request> requests) {
+    std::vector<MPI_Request> handles;
+    std::vector<std::size_t> which;
+    for (std::size_t k = 0; k < requests.size(); ++k)
+        if (requests[k].pending()) {
+            handles.push_back(requests[k].state_->handle);
+            which.push_back(k);
+            requests[k].state_->pending = false;
+        }
+    std::vector<MPI_Status> statuses(handles.size());
+    detail::check(MPI_Waitall(static_cast<int>(handles.size()), handles.data(), statuses.data()),
+                  "MPI_Waitall");
+    for (std::size_t j = 0; j < which.size(); ++j) {
+        detail::request_state& s = *requests[which[j]].state_;
+        s.handle = handles[j];
+        if (s.complete)
+            s.complete(statuses[j]);
     }
 }
 

@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -281,6 +282,30 @@ TEST_CASE("send, recv and sendrecv: the adjoint goes back to the sender", "[mpi]
                 mpi::send(in, next, 3, world());
             }
         });
+}
+
+TEST_CASE("isend and irecv: the sweep starts the adjoint transfer at the wait", "[mpi]") {
+    const int p = world().size();
+    const int next = (rank() + 1) % p, previous = (rank() + p - 1) % p;
+    check_transpose("isend and irecv, wait_all", 3, 3, [=](auto& in, auto& out) {
+        std::array<mpi::request, 2> q{mpi::irecv(out, previous, 4, world()),
+                                      mpi::isend(in, next, 4, world())};
+        mpi::wait_all(q);
+        CHECK(!q[0].pending());
+    });
+    // Two messages each way, waited for one by one in the other order than started.
+    check_transpose("isend and irecv, wait", 4, 4, [=](auto& in, auto& out) {
+        using E = std::remove_cvref_t<decltype(in[0])>;
+        std::span<E> low(out.data(), 2), high(out.data() + 2, 2);
+        mpi::request r1 = mpi::irecv(low, previous, 1, world());
+        mpi::request r2 = mpi::irecv(high, MPI_ANY_SOURCE, 2, world());
+        mpi::request s1 = mpi::isend(std::span(in.data(), 2), next, 1, world());
+        mpi::request s2 = mpi::isend(std::span(in.data() + 2, 2), next, 2, world());
+        mpi::wait(s2);
+        mpi::wait(r2);
+        mpi::wait(r1);
+        mpi::wait(s1);
+    });
 }
 
 TEST_CASE("a pipeline of sends is swept without deadlock and its gradient is the chain's",
