@@ -407,36 +407,97 @@ void* raw(const E* p) {
 
 using nabla::detail::tape_access;
 
-// The thread's active tape, after checking that every input belongs to it (or is a constant).
+// Memory for the values and adjoints that cross MPI, kept per thread, value type and slot
+// (0: values sent, 1: values received, 2: adjoints in a sweep), so that a large buffer is paged
+// in once rather than at every operation. Its contents are undefined until written.
 template <class T>
-nabla::tape<T>* recording_tape(std::span<const active<T>> inputs) {
-    nabla::tape<T>* on = nabla::detail::active_tape<T>;
-    for (const active<T>& x : inputs) {
-        if (on != nullptr)
-            tape_access::check(*on, x.generation(), x.index());
-        else if (x.index() != 0)
-            nabla::detail::throw_no_tape();
+std::span<T> scratch(std::size_t n, int slot) {
+    thread_local std::vector<T> buffers[3];
+    std::vector<T>& b = buffers[slot];
+    if (b.size() < n)
+        b.resize(n);
+    return {b.data(), n};
+}
+
+// The operands of an entry: their indices on the tape (0 for constants), kept as the first
+// index alone when they are one run of consecutive variables (an array's elements, the outputs
+// of another operation), so that their adjoints are added by a loop over contiguous memory.
+class operand_set {
+public:
+    operand_set() = default;
+    // One pass over the inputs: checks that each is of t's recording or a constant (a stale
+    // variable is a tape_error), writes its value into values[k] and its index.
+    template <class T>
+    operand_set(const nabla::tape<T>& t, std::span<const active<T>> inputs, T* values)
+        : size_(inputs.size()) {
+        const std::uint32_t generation = t.generation();
+        bool run = true;
+        for (std::size_t k = 0; k < size_; ++k) {
+            const active<T>& x = inputs[k];
+            values[k] = x.value;
+            nabla::detail::tape_index i = x.index();
+            if (x.generation() != generation) [[unlikely]] {
+                tape_access::check(t, x.generation(), i);  // throws unless a constant
+                i = 0;
+            }
+            if (k == 0)
+                first_ = i;
+            if (run && (i == 0 || i != first_ + k)) [[unlikely]] {
+                run = false;
+                list_.resize(size_);
+                for (std::size_t j = 0; j < k; ++j)
+                    list_[j] = static_cast<nabla::detail::tape_index>(first_ + j);
+            }
+            if (!run)
+                list_[k] = i;
+        }
     }
-    return on;
-}
+    std::size_t size() const { return size_; }
+    nabla::detail::tape_index operator[](std::size_t k) const {
+        return list_.empty() ? static_cast<nabla::detail::tape_index>(first_ + k) : list_[k];
+    }
+    // adjoints[operand k] += g[k] for every operand that is not a constant.
+    template <class T>
+    void add(T* adjoints, const T* g) const {
+        if (list_.empty()) {
+            T* a = adjoints + first_;
+            for (std::size_t k = 0; k < size_; ++k)
+                a[k] += g[k];
+            return;
+        }
+        for (std::size_t k = 0; k < size_; ++k)
+            if (list_[k] != 0)
+                adjoints[list_[k]] += g[k];
+    }
 
-// The operands of an entry: their indices on the tape (0 for constants).
-template <class T>
-std::vector<nabla::detail::tape_index> indices_of(const nabla::tape<T>& t,
-                                                  std::span<const active<T>> inputs) {
-    std::vector<nabla::detail::tape_index> indices(inputs.size());
-    const std::uint32_t generation = t.generation();
-    for (std::size_t k = 0; k < inputs.size(); ++k)
-        indices[k] = inputs[k].generation() == generation ? inputs[k].index() : 0;
-    return indices;
-}
+private:
+    std::size_t size_ = 0;
+    nabla::detail::tape_index first_ = 0;
+    std::vector<nabla::detail::tape_index> list_;  // empty for a run
+};
 
+// What an operation reads of its active inputs: the tape that records (null when none does),
+// their values (in the thread's scratch memory, slot 0) and, when a tape records, their operand
+// set; all in one pass.
 template <class T>
-std::vector<T> values_of(std::span<const active<T>> inputs) {
-    std::vector<T> values(inputs.size());
-    for (std::size_t k = 0; k < inputs.size(); ++k)
-        values[k] = inputs[k].value;
-    return values;
+struct inputs_read {
+    nabla::tape<T>* tape;
+    std::span<const T> values;
+    operand_set operands;
+};
+template <class T>
+inputs_read<T> read_inputs(std::span<const active<T>> in) {
+    nabla::tape<T>* on = nabla::detail::active_tape<T>;
+    const std::span<T> values = scratch<T>(in.size(), 0);
+    if (on == nullptr) {
+        for (std::size_t k = 0; k < in.size(); ++k) {
+            if (in[k].index() != 0)
+                nabla::detail::throw_no_tape();
+            values[k] = in[k].value;
+        }
+        return {nullptr, values, {}};
+    }
+    return {on, values, operand_set(*on, in, values.data())};
 }
 
 // Writes new variables with the given values into `outputs`: recorded one after another on `t`
@@ -460,10 +521,8 @@ new_variables(nabla::tape<T>* t, const T* values, std::span<active<T>> outputs) 
 
 // Adds g[k] into the adjoints of the operands.
 template <class T>
-void add_adjoints(T* adjoints, const std::vector<nabla::detail::tape_index>& operands, const T* g) {
-    for (std::size_t k = 0; k < operands.size(); ++k)
-        if (operands[k] != 0)
-            adjoints[operands[k]] += g[k];
+void add_adjoints(T* adjoints, const operand_set& operands, const T* g) {
+    operands.add(adjoints, g);
 }
 
 // Records an entry whose outputs are the n variables from `first` on (none: n = 0, first is
@@ -652,17 +711,21 @@ void bcast(B&& buffer, int root, const communicator& c) {
     } else {
         using T = typename E::value_type;
         const bool is_root = c.rank() == root;
-        nabla::tape<T>* t =
-            detail::recording_tape<T>(is_root ? std::span<const E>(b) : std::span<const E>());
-        std::vector<T> values = is_root ? detail::values_of<T>(b) : std::vector<T>(b.size());
+        auto read = detail::read_inputs<T>(is_root ? std::span<const E>(b) : std::span<const E>());
+        nabla::tape<T>* t = read.tape;
+        const std::span<T> values = detail::scratch<T>(b.size(), 1);
+        if (is_root)
+            std::ranges::copy(read.values, values.begin());
         detail::check(MPI_Bcast(values.data(), count, detail::wire_datatype<T>(), root, c.get()),
                       "MPI_Bcast");
         if (is_root) {
             if (t != nullptr)
                 detail::add_entry<T>(*t, 0, 0, c,
-                                     [operands = detail::indices_of<T>(*t, b), root,
+                                     [operands = std::move(read.operands), root,
                                       count](T* adjoints, MPI_Comm adjoint) {
-                                         std::vector<T> sum(operands.size(), T(0));
+                                         const std::span<T> sum =
+                                             detail::scratch<T>(operands.size(), 2);
+                                         std::ranges::fill(sum, T(0));
                                          detail::check(MPI_Reduce(MPI_IN_PLACE, sum.data(), count,
                                                                   detail::wire_datatype<T>(),
                                                                   MPI_SUM, root, adjoint),
@@ -705,11 +768,12 @@ void reduce_active(std::span<const active<T>> in,
                    const char* what) {
     const bool all = root < 0;  // allreduce
     const bool has_out = all || c.rank() == root;
-    nabla::tape<T>* t = recording_tape<T>(in);
+    inputs_read<T> read = read_inputs<T>(in);
+    nabla::tape<T>* t = read.tape;
     const std::size_t n = in.size();
     const int count = count_of<active<T>>(n, what);
     const MPI_Datatype type = wire_datatype<T>();
-    std::vector<T> result(has_out ? n : 0);
+    const std::span<T> result = scratch<T>(has_out ? n : 0, 1);
     auto run = [&](const void* send, void* receive, int cnt, MPI_Datatype dt, MPI_Op mo) {
         if (all)
             check(MPI_Allreduce(send, receive, cnt, dt, mo, c.get()), "MPI_Allreduce");
@@ -721,8 +785,7 @@ void reduce_active(std::span<const active<T>> in,
     std::vector<product<T>> products;
     std::vector<T> own;
     if (o == op::sum) {
-        const std::vector<T> values = values_of<T>(in);
-        run(values.data(), result.data(), count, type, MPI_SUM);
+        run(read.values.data(), result.data(), count, type, MPI_SUM);
     } else if constexpr (!std::is_floating_point_v<T>) {
         fail(std::string(what) + ": min, max and prod of active variables of forward numbers are "
                                  "not implemented; sum is");
@@ -752,9 +815,9 @@ void reduce_active(std::span<const active<T>> in,
         run(mine.data(), products.data(), count, product_datatype<T>(), product_op<T>());
         for (std::size_t k = 0; k < result.size(); ++k)
             result[k] = products[k].all;
-        if (t != nullptr)
-            own = values_of<T>(in);
-        else
+        if (t != nullptr) {
+            own.assign(read.values.begin(), read.values.end());
+        } else
             products.clear();
     }
     nabla::detail::tape_index first = 0;
@@ -763,14 +826,14 @@ void reduce_active(std::span<const active<T>> in,
     if (t == nullptr)
         return;
 
-    std::vector<nabla::detail::tape_index> operands = indices_of<T>(*t, in);
+    operand_set operands = std::move(read.operands);
     const std::size_t outputs = has_out ? n : 0;
     const int rank = c.rank();
     if (o == op::sum) {
         add_entry<T>(*t, first, outputs, c,
                      [operands = std::move(operands), first, count, all, root,
                       rank](T* adjoints, MPI_Comm adjoint) {
-                         std::vector<T> w(operands.size());
+                         const std::span<T> w = scratch<T>(operands.size(), 2);
                          if (all) {
                              check(MPI_Allreduce(adjoints + first, w.data(), count,
                                                  wire_datatype<T>(), MPI_SUM, adjoint),
@@ -792,7 +855,7 @@ void reduce_active(std::span<const active<T>> in,
                       rank](T* adjoints, MPI_Comm adjoint) {
                          const std::size_t n = operands.size();
                          if (all) {
-                             std::vector<T> w(n);
+                             const std::span<T> w = scratch<T>(n, 2);
                              check(MPI_Allreduce(adjoints + first, w.data(), count,
                                                  wire_datatype<T>(), MPI_SUM, adjoint),
                                    "MPI_Allreduce (the adjoint of allreduce)");
@@ -819,7 +882,7 @@ void reduce_active(std::span<const active<T>> in,
              first, count, all, root, rank](T* adjoints, MPI_Comm adjoint) {
                 const std::size_t n = operands.size();
                 if (all) {
-                    std::vector<T> w(n);
+                    const std::span<T> w = scratch<T>(n, 2);
                     check(MPI_Allreduce(adjoints + first, w.data(), count, wire_datatype<T>(),
                                         MPI_SUM, adjoint),
                           "MPI_Allreduce (the adjoint of allreduce)");
@@ -913,9 +976,10 @@ void exchange_active(std::span<const active<T>> in,
                      const communicator& c,
                      Forward forward,
                      Adjoint adjoint) {
-    nabla::tape<T>* t = recording_tape<T>(in);
-    const std::vector<T> values = values_of<T>(in);
-    std::vector<T> received(has_out ? out.size() : 0);
+    inputs_read<T> read = read_inputs<T>(in);
+    nabla::tape<T>* t = read.tape;
+    const std::span<const T> values = read.values;
+    const std::span<T> received = scratch<T>(has_out ? out.size() : 0, 1);
     forward(values.data(), received.data());
     nabla::detail::tape_index first = 0;
     if (has_out)
@@ -923,9 +987,9 @@ void exchange_active(std::span<const active<T>> in,
     if (t == nullptr)
         return;
     add_entry<T>(*t, first, has_out ? out.size() : 0, c,
-                 [operands = indices_of<T>(*t, in), first,
+                 [operands = std::move(read.operands), first,
                   adjoint = std::move(adjoint)](T* adjoints, MPI_Comm comm) {
-                     std::vector<T> g(operands.size());
+                     const std::span<T> g = scratch<T>(operands.size(), 2);
                      adjoint(adjoints + first, g.data(), comm);
                      add_adjoints(adjoints, operands, g.data());
                  });
@@ -1100,8 +1164,9 @@ void gatherv(const In& in,
         // The blocks arrive packed in rank order and become variables recorded one after
         // another, so that their adjoints go back packed too; out's elements between the blocks
         // are not touched.
-        nabla::tape<T>* t = detail::recording_tape<T>(i);
-        const std::vector<T> values = detail::values_of<T>(i);
+        detail::inputs_read<T> read = detail::read_inputs<T>(i);
+        nabla::tape<T>* t = read.tape;
+        const std::span<const T> values = read.values;
         std::vector<int> packed_counts, packed;
         std::size_t total = 0;
         if (is_root) {
@@ -1109,7 +1174,7 @@ void gatherv(const In& in,
             packed = detail::packed_displacements(packed_counts);
             total = static_cast<std::size_t>(packed.back() + packed_counts.back());
         }
-        std::vector<T> got(total);
+        const std::span<T> got = detail::scratch<T>(total, 1);
         detail::check(MPI_Gatherv(values.data(), count, type, got.data(), packed_counts.data(),
                                   packed.data(), type, root, c.get()),
                       "MPI_Gatherv");
@@ -1117,9 +1182,9 @@ void gatherv(const In& in,
             if (t != nullptr)
                 detail::add_entry<T>(
                     *t, 0, 0, c,
-                    [operands = detail::indices_of<T>(*t, i), count, root](T* adjoints,
-                                                                           MPI_Comm adjoint) {
-                        std::vector<T> g(operands.size());
+                    [operands = std::move(read.operands), count, root](T* adjoints,
+                                                                       MPI_Comm adjoint) {
+                        const std::span<T> g = detail::scratch<T>(operands.size(), 2);
                         detail::check(MPI_Scatterv(nullptr, nullptr, nullptr,
                                                    detail::wire_datatype<T>(), g.data(), count,
                                                    detail::wire_datatype<T>(), root, adjoint),
@@ -1136,10 +1201,10 @@ void gatherv(const In& in,
         if (t != nullptr)
             detail::add_entry<T>(
                 *t, first, total, c,
-                [operands = detail::indices_of<T>(*t, i), first, count, root,
+                [operands = std::move(read.operands), first, count, root,
                  packed_counts = std::move(packed_counts),
                  packed = std::move(packed)](T* adjoints, MPI_Comm adjoint) {
-                    std::vector<T> g(operands.size());
+                    const std::span<T> g = detail::scratch<T>(operands.size(), 2);
                     detail::check(MPI_Scatterv(adjoints + first, packed_counts.data(),
                                                packed.data(), detail::wire_datatype<T>(), g.data(),
                                                count, detail::wire_datatype<T>(), root, adjoint),
@@ -1329,17 +1394,18 @@ void send(const In& in, int destination, int tag, const communicator& c) {
                       "MPI_Send");
     } else {
         using T = typename E::value_type;
-        nabla::tape<T>* t = detail::recording_tape<T>(i);
-        const std::vector<T> values = detail::values_of<T>(i);
+        detail::inputs_read<T> read = detail::read_inputs<T>(i);
+        nabla::tape<T>* t = read.tape;
+        const std::span<const T> values = read.values;
         detail::check(
             MPI_Send(values.data(), count, detail::wire_datatype<T>(), destination, tag, c.get()),
             "MPI_Send");
         if (t == nullptr || destination == MPI_PROC_NULL)
             return;
         detail::add_entry<T>(*t, 0, 0, c,
-                             [operands = detail::indices_of<T>(*t, i), count, destination,
+                             [operands = std::move(read.operands), count, destination,
                               tag](T* adjoints, MPI_Comm adjoint) {
-                                 std::vector<T> g(operands.size());
+                                 const std::span<T> g = detail::scratch<T>(operands.size(), 2);
                                  detail::receive_exactly(g.data(), count, destination, tag, adjoint,
                                                          "the adjoint of nabla::mpi::send");
                                  detail::add_adjoints(adjoints, operands, g.data());
@@ -1364,7 +1430,7 @@ received recv(Out&& out, int source, int tag, const communicator& c) {
         if (source == MPI_PROC_NULL)
             return detail::from_nowhere();
         nabla::tape<T>* t = nabla::detail::active_tape<T>;
-        std::vector<T> values(r.size());
+        const std::span<T> values = detail::scratch<T>(r.size(), 1);
         const received from =
             detail::receive_exactly(values.data(), count, source, tag, c.get(), what);
         const auto first = detail::new_variables<T>(t, values.data(), r);
@@ -1406,9 +1472,10 @@ received sendrecv(const In& in,
                                     receive_tag, c.get(), what);
     } else {
         using T = typename E::value_type;
-        nabla::tape<T>* t = detail::recording_tape<T>(i);
-        const std::vector<T> values = detail::values_of<T>(i);
-        std::vector<T> got(r.size());
+        detail::inputs_read<T> read = detail::read_inputs<T>(i);
+        nabla::tape<T>* t = read.tape;
+        const std::span<const T> values = read.values;
+        const std::span<T> got = detail::scratch<T>(r.size(), 1);
         const received from =
             detail::send_receive(values.data(), send_count, destination, send_tag, got.data(),
                                  receive_count, source, receive_tag, c.get(), what);
@@ -1419,9 +1486,11 @@ received sendrecv(const In& in,
         // The adjoint: the received variables' adjoints go back to where they came from, the
         // sent variables' adjoints come from where they went.
         detail::add_entry<T>(*t, first, receives ? r.size() : 0, c,
-                             [operands = detail::indices_of<T>(*t, i), first, from, destination,
+                             [operands = std::move(read.operands), first, from, destination,
                               send_tag, send_count, receive_count](T* adjoints, MPI_Comm adjoint) {
-                                 std::vector<T> g(operands.size());
+                                 const std::span<T> g = detail::scratch<T>(operands.size(), 2);
+                                 if (destination == MPI_PROC_NULL)
+                                     std::ranges::fill(g, T(0));  // nothing comes back
                                  const bool received = from.source != MPI_PROC_NULL;
                                  detail::send_receive(received ? adjoints + first : nullptr,
                                                       received ? receive_count : 0, from.source,
@@ -1508,8 +1577,10 @@ request isend(const In& in, int destination, int tag, const communicator& c) {
                       "MPI_Isend");
     } else {
         using T = typename E::value_type;
-        nabla::tape<T>* t = detail::recording_tape<T>(i);
-        auto values = std::make_shared<std::vector<T>>(detail::values_of<T>(i));
+        detail::inputs_read<T> read = detail::read_inputs<T>(i);
+        nabla::tape<T>* t = read.tape;
+        const std::span<const T> sent = read.values;
+        auto values = std::make_shared<std::vector<T>>(sent.begin(), sent.end());
         detail::check(MPI_Isend(values->data(), count, detail::wire_datatype<T>(), destination, tag,
                                 c.get(), &state->handle),
                       "MPI_Isend");
@@ -1521,7 +1592,7 @@ request isend(const In& in, int destination, int tag, const communicator& c) {
             // The start's place in the sweep: wait for the adjoints and add them.
             detail::add_entry<T>(
                 *t, 0, 0, c,
-                [operands = detail::indices_of<T>(*t, i), transfer](T* adjoints, MPI_Comm) {
+                [operands = std::move(read.operands), transfer](T* adjoints, MPI_Comm) {
                     detail::wait_for(*transfer, "MPI_Wait (the adjoint of isend)");
                     detail::add_adjoints(adjoints, operands, transfer->buffer.data());
                 });
