@@ -408,11 +408,11 @@ void* raw(const E* p) {
 using nabla::detail::tape_access;
 
 // Memory for the values and adjoints that cross MPI, kept per thread, value type and slot
-// (0: values sent, 1: values received, 2: adjoints in a sweep), so that a large buffer is paged
-// in once rather than at every operation. Its contents are undefined until written.
+// (0: values sent, 1: values received, 2 and 3: adjoints in a sweep), so that a large buffer is
+// paged in once rather than at every operation. Its contents are undefined until written.
 template <class T>
 std::span<T> scratch(std::size_t n, int slot) {
-    thread_local std::vector<T> buffers[3];
+    thread_local std::vector<T> buffers[4];
     std::vector<T>& b = buffers[slot];
     if (b.size() < n)
         b.resize(n);
@@ -1040,11 +1040,23 @@ void allgather(const In& in, Out&& out, const communicator& c) {
     } else {
         using T = typename E::value_type;
         detail::exchange_active<T>(
-            i, r, true, c, forward, [count](const T* w, T* g, MPI_Comm comm) {
-                detail::check(MPI_Reduce_scatter_block(w, g, count, detail::wire_datatype<T>(),
-                                                       MPI_SUM, comm),
-                              "MPI_Reduce_scatter_block (the adjoint of "
-                              "allgather)");
+            i, r, true, c, forward, [count, p = c.size()](const T* w, T* g, MPI_Comm comm) {
+                // A reduce-scatter as an alltoall and a local sum: the bytes of the allgather,
+                // in 1.0 to 1.7 times its time with Open MPI 4.1, where MPI_Reduce_scatter_block
+                // took 4 times as long (bench/RESULTS.md).
+                using S = typename detail::flat<T>::scalar;
+                const auto block = static_cast<std::size_t>(count);
+                const std::span<T> all = detail::scratch<T>(
+                    block / detail::flat<T>::count * static_cast<std::size_t>(p), 3);
+                detail::check(MPI_Alltoall(w, count, detail::wire_datatype<T>(), all.data(), count,
+                                           detail::wire_datatype<T>(), comm),
+                              "MPI_Alltoall (the adjoint of allgather)");
+                const S* blocks = reinterpret_cast<const S*>(all.data());
+                S* sum = reinterpret_cast<S*>(g);
+                std::copy_n(blocks, block, sum);
+                for (int q = 1; q < p; ++q)
+                    for (std::size_t k = 0; k < block; ++k)
+                        sum[k] += blocks[static_cast<std::size_t>(q) * block + k];
             });
     }
 }
