@@ -41,6 +41,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cmath>
 #include <cstddef>
@@ -115,6 +116,10 @@ struct comm_state {
     int rank = 0;
     int size = 1;
     bool freed = false;
+    // The largest tag (MPI_TAG_UB), and the count of messages of active variables sent: each such
+    // message carries its number, which its adjoint message takes as its tag.
+    long long tag_bound = 32767;
+    std::atomic<std::uint64_t> messages{0};
 
     comm_state(const comm_state&) = delete;
     comm_state& operator=(const comm_state&) = delete;
@@ -124,6 +129,11 @@ struct comm_state {
         check(MPI_Comm_size(comm, &size), "MPI_Comm_size");
         check(MPI_Comm_dup(comm, &adjoint), "MPI_Comm_dup");
         check(MPI_Comm_set_errhandler(adjoint, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+        void* bound = nullptr;
+        int found = 0;
+        check(MPI_Comm_get_attr(adjoint, MPI_TAG_UB, &bound, &found), "MPI_Comm_get_attr");
+        if (found && bound != nullptr)
+            tag_bound = *static_cast<int*>(bound);
     }
     ~comm_state() { release(); }
     void release() {
@@ -290,11 +300,18 @@ inline void expect_size(const char* what, const char* buffer, std::size_t size, 
              " elements where " + std::to_string(want) + " are needed");
 }
 
-inline void check_rank(const char* what, const char* role, int rank, int size, bool wildcard) {
-    if ((rank < 0 || rank >= size) && !(wildcard && rank == MPI_ANY_SOURCE) &&
-        rank != MPI_PROC_NULL)
-        fail(std::string(what) + ": " + role + " " + std::to_string(rank) +
-             " is not a rank of a communicator of " + std::to_string(size));
+// A root must be a rank of the communicator; a peer of a send or receive may also be
+// MPI_PROC_NULL, and a source MPI_ANY_SOURCE.
+enum class peer { root, destination, source };
+inline void check_rank(const char* what, const char* role, int rank, int size, peer kind) {
+    if (rank >= 0 && rank < size)
+        return;
+    if (kind != peer::root && rank == MPI_PROC_NULL)
+        return;
+    if (kind == peer::source && rank == MPI_ANY_SOURCE)
+        return;
+    fail(std::string(what) + ": " + role + " " + std::to_string(rank) +
+         " is not a rank of a communicator of " + std::to_string(size));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -484,20 +501,22 @@ struct inputs_read {
     nabla::tape<T>* tape;
     std::span<const T> values;
     operand_set operands;
+    T* buffer;  // values' memory, with `spare` more elements after them
 };
 template <class T>
-inputs_read<T> read_inputs(std::span<const active<T>> in) {
+inputs_read<T> read_inputs(std::span<const active<T>> in, std::size_t spare = 0) {
     nabla::tape<T>* on = nabla::detail::active_tape<T>;
-    const std::span<T> values = scratch<T>(in.size(), 0);
+    T* const buffer = scratch<T>(in.size() + spare, 0).data();
+    const std::span<T> values(buffer, in.size());
     if (on == nullptr) {
         for (std::size_t k = 0; k < in.size(); ++k) {
             if (in[k].index() != 0)
                 nabla::detail::throw_no_tape();
             values[k] = in[k].value;
         }
-        return {nullptr, values, {}};
+        return {nullptr, values, {}, buffer};
     }
-    return {on, values, operand_set(*on, in, values.data())};
+    return {on, values, operand_set(*on, in, values.data()), buffer};
 }
 
 // Writes new variables with the given values into `outputs`: recorded one after another on `t`
@@ -576,30 +595,30 @@ MPI_Op located_op() {
 // A product over the ranks, kept so that the partials, the products of the other ranks' factors,
 // come out as a product on one rank would give them, whatever the factors: the product itself
 // (as MPI multiplies, in rank order), the product of the finite non-zero factors as a mantissa
-// and a binary exponent (so that it never overflows), the number of zero factors, and the number
-// of infinite factors plus 2^26 times the number of NaNs (their signs go into the mantissa).
+// and a binary exponent (so that it never overflows), and the numbers of zero, infinite and NaN
+// factors (the infinities' signs go into the mantissa).
 template <class T>
 struct product {
     T all;
     T mantissa;
     T exponent;
     T zeros;
-    T special;
+    T infinities;
+    T nans;
 };
-inline constexpr double nan_unit = 67108864.0;  // 2^26
 
 template <class T>
 product<T> factor(T x) {
     using std::frexp, std::isinf, std::isnan;
     if (x == T(0))
-        return {x, T(1), T(0), T(1), T(0)};
+        return {x, T(1), T(0), T(1), T(0), T(0)};
     if (isnan(x))
-        return {x, T(1), T(0), T(0), T(nan_unit)};
+        return {x, T(1), T(0), T(0), T(0), T(1)};
     if (isinf(x))
-        return {x, x < T(0) ? T(-1) : T(1), T(0), T(0), T(1)};
+        return {x, x < T(0) ? T(-1) : T(1), T(0), T(0), T(1), T(0)};
     int e = 0;
     const T m = frexp(x, &e);
-    return {x, m, T(e), T(0), T(0)};
+    return {x, m, T(e), T(0), T(0), T(0)};
 }
 template <class T>
 void combine_products(void* in, void* inout, int* length, MPI_Datatype*) {
@@ -609,15 +628,19 @@ void combine_products(void* in, void* inout, int* length, MPI_Datatype*) {
     for (int i = 0; i < *length; ++i) {
         int e = 0;
         const T m = frexp(a[i].mantissa * b[i].mantissa, &e);
-        b[i] = {a[i].all * b[i].all, m, a[i].exponent + b[i].exponent + T(e),
-                a[i].zeros + b[i].zeros, a[i].special + b[i].special};
+        b[i] = {a[i].all * b[i].all,
+                m,
+                a[i].exponent + b[i].exponent + T(e),
+                a[i].zeros + b[i].zeros,
+                a[i].infinities + b[i].infinities,
+                a[i].nans + b[i].nans};
     }
 }
 template <class T>
 MPI_Datatype product_datatype() {
     static const MPI_Datatype type = [] {
         MPI_Datatype t;
-        check(MPI_Type_contiguous(5, wire_datatype<T>(), &t), "MPI_Type_contiguous");
+        check(MPI_Type_contiguous(6, wire_datatype<T>(), &t), "MPI_Type_contiguous");
         check(MPI_Type_commit(&t), "MPI_Type_commit");
         return t;
     }();
@@ -645,12 +668,10 @@ template <class T>
 T product_of_others(T x, const product<T>& p) {
     using std::ldexp, std::copysign;
     const product<T> own = factor(x);
-    const T nans = std::floor(p.special / T(nan_unit)) - std::floor(own.special / T(nan_unit));
-    const T infinities = (p.special - std::floor(p.special / T(nan_unit)) * T(nan_unit)) -
-                         (own.special - std::floor(own.special / T(nan_unit)) * T(nan_unit));
     const T zeros = p.zeros - own.zeros;
+    const T infinities = p.infinities - own.infinities;
     const T m = p.mantissa / own.mantissa;
-    if (nans > T(0) || (zeros > T(0) && infinities > T(0)))
+    if (p.nans - own.nans > T(0) || (zeros > T(0) && infinities > T(0)))
         return std::numeric_limits<T>::quiet_NaN();
     if (zeros > T(0))
         return copysign(T(0), m);
@@ -685,6 +706,21 @@ auto as_const_span(const R& r) {
     return std::span<const E>(std::ranges::data(r), std::ranges::size(r));
 }
 
+// The input of an operation on plain or forward numbers, as MPI may read it: where it overlaps
+// the output (the same vector passed as both), a copy of it, kept in `copy`.
+template <class E>
+const E* apart(std::span<const E> in, std::span<E> out, std::vector<E>& copy) {
+    const auto* in_begin = reinterpret_cast<const unsigned char*>(in.data());
+    const auto* out_begin = reinterpret_cast<const unsigned char*>(out.data());
+    const bool overlap = !in.empty() && !out.empty() &&
+                         std::less<>{}(in_begin, out_begin + out.size_bytes()) &&
+                         std::less<>{}(out_begin, in_begin + in.size_bytes());
+    if (!overlap)
+        return in.data();
+    copy.assign(in.begin(), in.end());
+    return copy.data();
+}
+
 template <class In, class Out>
 void same_elements() {
     static_assert(std::is_same_v<element_t<In>, element_t<Out>>,
@@ -703,7 +739,7 @@ void bcast(B&& buffer, int root, const communicator& c) {
     using S = typename detail::wire<E>::scalar;
     auto b = detail::as_span(buffer);
     constexpr const char* what = "nabla::mpi::bcast";
-    detail::check_rank(what, "root", root, c.size(), false);
+    detail::check_rank(what, "root", root, c.size(), detail::peer::root);
     const int count = detail::count_of<E>(b.size(), what);
     if constexpr (detail::Flat<E>) {
         detail::check(MPI_Bcast(detail::raw(b.data()), count, detail::datatype<S>(), root, c.get()),
@@ -921,8 +957,11 @@ void allreduce(const In& in, Out&& out, op o, const communicator& c) {
     detail::expect_size(what, "out", r.size(), i.size());
     if constexpr (detail::Flat<E>) {
         const auto how = detail::reduction_of<E>(i.size(), o, what);
-        detail::check(MPI_Allreduce(detail::raw(i.data()), detail::raw(r.data()), how.count,
-                                    how.type, how.operation, c.get()),
+        std::vector<E> copy;  // in and out the same vector: in place
+        const E* send = i.data() == r.data() ? nullptr : detail::apart(i, r, copy);
+        detail::check(MPI_Allreduce(send == nullptr ? MPI_IN_PLACE : detail::raw(send),
+                                    detail::raw(r.data()), how.count, how.type, how.operation,
+                                    c.get()),
                       "MPI_Allreduce");
     } else {
         detail::reduce_active<typename E::value_type>(i, r, o, -1, c, what);
@@ -944,14 +983,19 @@ void reduce(const In& in, Out&& out, op o, int root, const communicator& c) {
     auto i = detail::as_const_span(in);
     auto r = detail::as_span(out);
     constexpr const char* what = "nabla::mpi::reduce";
-    detail::check_rank(what, "root", root, c.size(), false);
+    detail::check_rank(what, "root", root, c.size(), detail::peer::root);
     if (c.rank() == root)
         detail::expect_size(what, "out (on the root)", r.size(), i.size());
     if constexpr (detail::Flat<E>) {
         const auto how = detail::reduction_of<E>(i.size(), o, what);
-        detail::check(MPI_Reduce(detail::raw(i.data()),
-                                 c.rank() == root ? detail::raw(r.data()) : nullptr, how.count,
-                                 how.type, how.operation, root, c.get()),
+        std::vector<E> copy;
+        const bool is_root = c.rank() == root;
+        const E* send = !is_root               ? i.data()
+                        : i.data() == r.data() ? nullptr
+                                               : detail::apart(i, r, copy);
+        detail::check(MPI_Reduce(send == nullptr ? MPI_IN_PLACE : detail::raw(send),
+                                 is_root ? detail::raw(r.data()) : nullptr, how.count, how.type,
+                                 how.operation, root, c.get()),
                       "MPI_Reduce");
     } else {
         detail::reduce_active<typename E::value_type>(i, r, o, root, c, what);
@@ -1036,7 +1080,8 @@ void allgather(const In& in, Out&& out, const communicator& c) {
                       "MPI_Allgather");
     };
     if constexpr (detail::Flat<E>) {
-        forward(i.data(), r.data());
+        std::vector<E> copy;
+        forward(detail::apart(i, r, copy), r.data());
     } else {
         using T = typename E::value_type;
         detail::exchange_active<T>(
@@ -1078,7 +1123,8 @@ void reduce_scatter(const In& in, Out&& out, const communicator& c) {
                       "MPI_Reduce_scatter_block");
     };
     if constexpr (detail::Flat<E>) {
-        forward(i.data(), r.data());
+        std::vector<E> copy;
+        forward(detail::apart(i, r, copy), r.data());
     } else {
         using T = typename E::value_type;
         detail::exchange_active<T>(
@@ -1110,7 +1156,8 @@ void alltoall(const In& in, Out&& out, const communicator& c) {
         detail::check(MPI_Alltoall(send, count, type, receive, count, type, comm), "MPI_Alltoall");
     };
     if constexpr (detail::Flat<E>) {
-        forward(i.data(), r.data());
+        std::vector<E> copy;
+        forward(detail::apart(i, r, copy), r.data());
     } else {
         using T = typename E::value_type;
         detail::exchange_active<T>(
@@ -1138,14 +1185,13 @@ void gatherv(const In& in,
     auto r = detail::as_span(out);
     constexpr const char* what = "nabla::mpi::gatherv";
     constexpr int per = static_cast<int>(detail::wire<E>::count);
-    detail::check_rank(what, "root", root, c.size(), false);
+    detail::check_rank(what, "root", root, c.size(), detail::peer::root);
     const bool is_root = c.rank() == root;
-    std::vector<int> wire_counts, wire_displacements;
+    std::vector<int> wire_counts, wire_displacements, d;
     if (is_root) {
         detail::expect_size(what, "counts", counts.size(), static_cast<std::size_t>(c.size()));
-        std::vector<int> d = displacements.empty()
-                                 ? detail::packed_displacements(counts)
-                                 : std::vector<int>(displacements.begin(), displacements.end());
+        d = displacements.empty() ? detail::packed_displacements(counts)
+                                  : std::vector<int>(displacements.begin(), displacements.end());
         detail::expect_size(what, "displacements", d.size(), static_cast<std::size_t>(c.size()));
         (void)detail::packed_displacements(counts);
         for (std::size_t k = 0; k < d.size(); ++k)
@@ -1170,7 +1216,9 @@ void gatherv(const In& in,
                       "MPI_Gatherv");
     };
     if constexpr (detail::Flat<E>) {
-        forward(i.data(), is_root ? detail::raw(r.data()) : nullptr);
+        std::vector<E> copy;
+        forward(is_root ? detail::apart(i, r, copy) : i.data(),
+                is_root ? detail::raw(r.data()) : nullptr);
     } else {
         using T = typename E::value_type;
         // The blocks arrive packed in rank order and become variables recorded one after
@@ -1179,16 +1227,19 @@ void gatherv(const In& in,
         detail::inputs_read<T> read = detail::read_inputs<T>(i);
         nabla::tape<T>* t = read.tape;
         const std::span<const T> values = read.values;
-        std::vector<int> packed_counts, packed;
+        // Blocks in elements (packed: where each starts among the new variables), and the same
+        // in plain numbers for MPI.
+        std::vector<int> packed, packed_counts, packed_displacements;
         std::size_t total = 0;
         if (is_root) {
+            packed = detail::packed_displacements(counts);
+            total = static_cast<std::size_t>(packed.back() + counts.back());
             packed_counts = wire_counts;
-            packed = detail::packed_displacements(packed_counts);
-            total = static_cast<std::size_t>(packed.back() + packed_counts.back());
+            packed_displacements = detail::scaled(packed, per);
         }
         const std::span<T> got = detail::scratch<T>(total, 1);
         detail::check(MPI_Gatherv(values.data(), count, type, got.data(), packed_counts.data(),
-                                  packed.data(), type, root, c.get()),
+                                  packed_displacements.data(), type, root, c.get()),
                       "MPI_Gatherv");
         if (!is_root) {
             if (t != nullptr)
@@ -1208,14 +1259,13 @@ void gatherv(const In& in,
         std::vector<E> variables(total);
         const auto first = detail::new_variables<T>(t, got.data(), std::span<E>(variables));
         for (std::size_t rank = 0; rank < packed.size(); ++rank)
-            std::copy_n(variables.begin() + packed[rank], packed_counts[rank],
-                        r.begin() + wire_displacements[rank]);
+            std::copy_n(variables.begin() + packed[rank], counts[rank], r.begin() + d[rank]);
         if (t != nullptr)
             detail::add_entry<T>(
                 *t, first, total, c,
                 [operands = std::move(read.operands), first, count, root,
                  packed_counts = std::move(packed_counts),
-                 packed = std::move(packed)](T* adjoints, MPI_Comm adjoint) {
+                 packed = std::move(packed_displacements)](T* adjoints, MPI_Comm adjoint) {
                     const std::span<T> g = detail::scratch<T>(operands.size(), 2);
                     detail::check(MPI_Scatterv(adjoints + first, packed_counts.data(),
                                                packed.data(), detail::wire_datatype<T>(), g.data(),
@@ -1258,14 +1308,14 @@ void scatterv(const In& in,
     auto r = detail::as_span(out);
     constexpr const char* what = "nabla::mpi::scatterv";
     constexpr int per = static_cast<int>(detail::wire<E>::count);
-    detail::check_rank(what, "root", root, c.size(), false);
+    detail::check_rank(what, "root", root, c.size(), detail::peer::root);
     const bool is_root = c.rank() == root;
-    std::vector<int> wire_counts, wire_displacements;
+    std::vector<int> wire_counts, wire_displacements, d, block_counts;
     if (is_root) {
         detail::expect_size(what, "counts", counts.size(), static_cast<std::size_t>(c.size()));
-        std::vector<int> d = displacements.empty()
-                                 ? detail::packed_displacements(counts)
-                                 : std::vector<int>(displacements.begin(), displacements.end());
+        d = displacements.empty() ? detail::packed_displacements(counts)
+                                  : std::vector<int>(displacements.begin(), displacements.end());
+        block_counts.assign(counts.begin(), counts.end());
         detail::expect_size(what, "displacements", d.size(), static_cast<std::size_t>(c.size()));
         (void)detail::packed_displacements(counts);
         for (std::size_t k = 0; k < d.size(); ++k)
@@ -1290,19 +1340,34 @@ void scatterv(const In& in,
                       "MPI_Scatterv");
     };
     if constexpr (detail::Flat<E>) {
-        forward(is_root ? detail::raw(i.data()) : nullptr, r.data());
+        std::vector<E> copy;
+        forward(is_root ? detail::raw(detail::apart(i, r, copy)) : nullptr, r.data());
     } else {
         using T = typename E::value_type;
-        // The root's inputs outside every block get no adjoint: the adjoint gather leaves them 0.
+        // The adjoints come back packed and are added into the root's inputs block by block, so
+        // that blocks that overlap (one input sent to several ranks) sum their adjoints; inputs
+        // outside every block get none.
+        std::vector<int> packed;
+        std::size_t total = 0;
+        if (is_root) {
+            packed = detail::packed_displacements(block_counts);
+            total = static_cast<std::size_t>(packed.back() + block_counts.back());
+        }
         detail::exchange_active<T>(
             is_root ? i : std::span<const E>(), r, true, c, forward,
-            [=](const T* w, T* g, MPI_Comm comm) {
-                if (is_root)
-                    std::fill_n(g, i.size(), T(0));
-                detail::check(MPI_Gatherv(w, count, detail::wire_datatype<T>(), g,
-                                          wire_counts.data(), wire_displacements.data(),
+            [=, n = i.size(), packed_counts = wire_counts,
+             packed_displacements = detail::scaled(packed, per)](const T* w, T* g, MPI_Comm comm) {
+                const std::span<T> blocks = detail::scratch<T>(total, 3);
+                detail::check(MPI_Gatherv(w, count, detail::wire_datatype<T>(), blocks.data(),
+                                          packed_counts.data(), packed_displacements.data(),
                                           detail::wire_datatype<T>(), root, comm),
                               "MPI_Gatherv (the adjoint of scatterv)");
+                if (!is_root)
+                    return;
+                std::fill_n(g, n, T(0));
+                for (std::size_t k = 0; k < packed.size(); ++k)
+                    for (int j = 0; j < block_counts[k]; ++j)
+                        g[d[k] + j] += blocks[static_cast<std::size_t>(packed[k] + j)];
             });
     }
 }
@@ -1325,8 +1390,12 @@ void scatter(const In& in, Out&& out, int root, const communicator& c) {
 
 // ---------------------------------------------------------------------------------------------
 // Point to point. A receive's buffer must hold exactly the elements sent (an error otherwise,
-// after the message is taken off the queue). The adjoint messages go on the communicator's
-// duplicate with the same tags, from the receiver back to the sender.
+// after the message is taken off the queue; for irecv, a message longer than the buffer is MPI's
+// truncation error). A message of active variables carries one number more than its values: its
+// number among the messages sent on that communicator, which its adjoint message, on the
+// communicator's duplicate, takes as its tag. So adjoint messages pair up with their messages
+// whatever order the two sides wait in; and active variables are sent and received as such on
+// both sides (or plain numbers on both).
 
 // Who a receive got its message from, and its tag (for MPI_ANY_SOURCE and MPI_ANY_TAG).
 struct received {
@@ -1338,6 +1407,13 @@ namespace detail {
 
 inline received from_nowhere() {
     return {MPI_PROC_NULL, MPI_ANY_TAG};
+}
+
+[[noreturn]] inline void wrong_count(const char* what, int source, int tag, int got, int count) {
+    fail(std::string(what) + ": the message from rank " + std::to_string(source) + " (tag " +
+         std::to_string(tag) + ") holds " + std::to_string(got) +
+         " numbers where the buffer takes " + std::to_string(count) +
+         " (buffers of one size on both sides, of active variables on both sides or on neither)");
 }
 
 // Receives exactly `count` plain numbers into `into`.
@@ -1354,10 +1430,7 @@ received receive_exactly(E* into, int count, int source, int tag, MPI_Comm comm,
     if (got != count) {
         std::vector<S> discard(got > 0 ? static_cast<std::size_t>(got) : 1);
         MPI_Mrecv(discard.data(), got, datatype<S>(), &message, MPI_STATUS_IGNORE);
-        fail(std::string(what) + ": the message from rank " + std::to_string(status.MPI_SOURCE) +
-             " (tag " + std::to_string(status.MPI_TAG) + ") holds " + std::to_string(got) +
-             " numbers where the buffer takes " + std::to_string(count) +
-             " (buffers of one size on both sides)");
+        wrong_count(what, status.MPI_SOURCE, status.MPI_TAG, got, count);
     }
     check(MPI_Mrecv(into, count, datatype<S>(), &message, &status), "MPI_Mrecv");
     return {status.MPI_SOURCE, status.MPI_TAG};
@@ -1390,6 +1463,31 @@ received send_receive(const E* send,
     return from;
 }
 
+// The number a message of active variables of type T carries: below the largest tag, and exact
+// in the plain numbers T travels as.
+template <class T>
+int next_message(comm_state& c) {
+    using S = typename flat<T>::scalar;
+    long long modulus = c.tag_bound + 1;
+    if constexpr (std::numeric_limits<S>::digits < 62)
+        modulus = std::min(modulus, 1LL << std::numeric_limits<S>::digits);
+    return static_cast<int>(c.messages.fetch_add(1, std::memory_order_relaxed) %
+                            static_cast<std::uint64_t>(modulus));
+}
+
+// The number after n values in a message of active variables.
+template <class T>
+typename flat<T>::scalar& message_number(T* message, std::size_t n) {
+    return reinterpret_cast<typename flat<T>::scalar*>(message)[n * flat<T>::count];
+}
+
+// A message's count in plain numbers with its number.
+inline int with_number(int count, const char* what) {
+    if (count == INT_MAX)
+        fail(std::string(what) + ": too many elements for one MPI message");
+    return count + 1;
+}
+
 }  // namespace detail
 
 template <buffer In>
@@ -1398,7 +1496,7 @@ void send(const In& in, int destination, int tag, const communicator& c) {
     using S = typename detail::wire<E>::scalar;
     auto i = detail::as_const_span(in);
     constexpr const char* what = "nabla::mpi::send";
-    detail::check_rank(what, "destination", destination, c.size(), false);
+    detail::check_rank(what, "destination", destination, c.size(), detail::peer::destination);
     const int count = detail::count_of<E>(i.size(), what);
     if constexpr (detail::Flat<E>) {
         detail::check(MPI_Send(detail::raw(i.data()), count, detail::datatype<S>(), destination,
@@ -1406,19 +1504,21 @@ void send(const In& in, int destination, int tag, const communicator& c) {
                       "MPI_Send");
     } else {
         using T = typename E::value_type;
-        detail::inputs_read<T> read = detail::read_inputs<T>(i);
+        detail::inputs_read<T> read = detail::read_inputs<T>(i, 1);
         nabla::tape<T>* t = read.tape;
-        const std::span<const T> values = read.values;
-        detail::check(
-            MPI_Send(values.data(), count, detail::wire_datatype<T>(), destination, tag, c.get()),
-            "MPI_Send");
+        const int number = detail::next_message<T>(*c.state());
+        detail::message_number(read.buffer, i.size()) = static_cast<S>(number);
+        detail::check(MPI_Send(read.buffer, detail::with_number(count, what), detail::datatype<S>(),
+                               destination, tag, c.get()),
+                      "MPI_Send");
         if (t == nullptr || destination == MPI_PROC_NULL)
             return;
         detail::add_entry<T>(*t, 0, 0, c,
                              [operands = std::move(read.operands), count, destination,
-                              tag](T* adjoints, MPI_Comm adjoint) {
+                              number](T* adjoints, MPI_Comm adjoint) {
                                  const std::span<T> g = detail::scratch<T>(operands.size(), 2);
-                                 detail::receive_exactly(g.data(), count, destination, tag, adjoint,
+                                 detail::receive_exactly(g.data(), count, destination, number,
+                                                         adjoint,
                                                          "the adjoint of nabla::mpi::send");
                                  detail::add_adjoints(adjoints, operands, g.data());
                              });
@@ -1432,7 +1532,7 @@ received recv(Out&& out, int source, int tag, const communicator& c) {
     using S = typename detail::wire<E>::scalar;
     auto r = detail::as_span(out);
     constexpr const char* what = "nabla::mpi::recv";
-    detail::check_rank(what, "source", source, c.size(), true);
+    detail::check_rank(what, "source", source, c.size(), detail::peer::source);
     const int count = detail::count_of<E>(r.size(), what);
     if constexpr (detail::Flat<E>) {
         return detail::receive_exactly(reinterpret_cast<S*>(r.data()), count, source, tag, c.get(),
@@ -1442,15 +1542,17 @@ received recv(Out&& out, int source, int tag, const communicator& c) {
         if (source == MPI_PROC_NULL)
             return detail::from_nowhere();
         nabla::tape<T>* t = nabla::detail::active_tape<T>;
-        const std::span<T> values = detail::scratch<T>(r.size(), 1);
-        const received from =
-            detail::receive_exactly(values.data(), count, source, tag, c.get(), what);
-        const auto first = detail::new_variables<T>(t, values.data(), r);
+        const std::span<T> message = detail::scratch<T>(r.size() + 1, 1);
+        const received from = detail::receive_exactly(
+            message.data(), detail::with_number(count, what), source, tag, c.get(), what);
+        const int number = static_cast<int>(detail::message_number(message.data(), r.size()));
+        const auto first = detail::new_variables<T>(t, message.data(), r);
         if (t != nullptr)
             detail::add_entry<T>(
-                *t, first, r.size(), c, [first, count, from](T* adjoints, MPI_Comm adjoint) {
-                    detail::check(MPI_Send(adjoints + first, count, detail::wire_datatype<T>(),
-                                           from.source, from.tag, adjoint),
+                *t, first, r.size(), c,
+                [first, count, to = from.source, number](T* adjoints, MPI_Comm adjoint) {
+                    detail::check(MPI_Send(adjoints + first, count, detail::wire_datatype<T>(), to,
+                                           number, adjoint),
                                   "MPI_Send (the adjoint of recv)");
                 });
         return from;
@@ -1474,44 +1576,48 @@ received sendrecv(const In& in,
     auto i = detail::as_const_span(in);
     auto r = detail::as_span(out);
     constexpr const char* what = "nabla::mpi::sendrecv";
-    detail::check_rank(what, "destination", destination, c.size(), false);
-    detail::check_rank(what, "source", source, c.size(), true);
+    detail::check_rank(what, "destination", destination, c.size(), detail::peer::destination);
+    detail::check_rank(what, "source", source, c.size(), detail::peer::source);
     const int send_count = detail::count_of<E>(i.size(), what);
     const int receive_count = detail::count_of<E>(r.size(), what);
     if constexpr (detail::Flat<E>) {
-        return detail::send_receive(reinterpret_cast<const S*>(i.data()), send_count, destination,
-                                    send_tag, reinterpret_cast<S*>(r.data()), receive_count, source,
+        std::vector<E> copy;
+        return detail::send_receive(reinterpret_cast<const S*>(detail::apart(i, r, copy)),
+                                    send_count, destination, send_tag,
+                                    reinterpret_cast<S*>(r.data()), receive_count, source,
                                     receive_tag, c.get(), what);
     } else {
         using T = typename E::value_type;
-        detail::inputs_read<T> read = detail::read_inputs<T>(i);
+        detail::inputs_read<T> read = detail::read_inputs<T>(i, 1);
         nabla::tape<T>* t = read.tape;
-        const std::span<const T> values = read.values;
-        const std::span<T> got = detail::scratch<T>(r.size(), 1);
-        const received from =
-            detail::send_receive(values.data(), send_count, destination, send_tag, got.data(),
-                                 receive_count, source, receive_tag, c.get(), what);
+        const int sent = detail::next_message<T>(*c.state());
+        detail::message_number(read.buffer, i.size()) = static_cast<S>(sent);
+        const std::span<T> message = detail::scratch<T>(r.size() + 1, 1);
+        const received from = detail::send_receive(
+            reinterpret_cast<const S*>(read.buffer), detail::with_number(send_count, what),
+            destination, send_tag, reinterpret_cast<S*>(message.data()),
+            detail::with_number(receive_count, what), source, receive_tag, c.get(), what);
         const bool receives = from.source != MPI_PROC_NULL;
-        const auto first = receives ? detail::new_variables<T>(t, got.data(), r) : 0;
+        const int got =
+            receives ? static_cast<int>(detail::message_number(message.data(), r.size())) : 0;
+        const auto first = receives ? detail::new_variables<T>(t, message.data(), r) : 0;
         if (t == nullptr)
             return from;
         // The adjoint: the received variables' adjoints go back to where they came from, the
         // sent variables' adjoints come from where they went.
-        detail::add_entry<T>(*t, first, receives ? r.size() : 0, c,
-                             [operands = std::move(read.operands), first, from, destination,
-                              send_tag, send_count, receive_count](T* adjoints, MPI_Comm adjoint) {
-                                 const std::span<T> g = detail::scratch<T>(operands.size(), 2);
-                                 if (destination == MPI_PROC_NULL)
-                                     std::ranges::fill(g, T(0));  // nothing comes back
-                                 const bool received = from.source != MPI_PROC_NULL;
-                                 detail::send_receive(received ? adjoints + first : nullptr,
-                                                      received ? receive_count : 0, from.source,
-                                                      received ? from.tag : 0, g.data(),
-                                                      destination != MPI_PROC_NULL ? send_count : 0,
-                                                      destination, send_tag, adjoint,
-                                                      "the adjoint of nabla::mpi::sendrecv");
-                                 detail::add_adjoints(adjoints, operands, g.data());
-                             });
+        detail::add_entry<T>(
+            *t, first, receives ? r.size() : 0, c,
+            [operands = std::move(read.operands), first, receives, back_to = from.source, got,
+             destination, sent, send_count, receive_count](T* adjoints, MPI_Comm adjoint) {
+                const std::span<T> g = detail::scratch<T>(operands.size(), 2);
+                if (destination == MPI_PROC_NULL)
+                    std::ranges::fill(g, T(0));  // nothing comes back
+                detail::send_receive(receives ? adjoints + first : nullptr,
+                                     receives ? receive_count : 0, back_to, got, g.data(),
+                                     destination != MPI_PROC_NULL ? send_count : 0, destination,
+                                     sent, adjoint, "the adjoint of nabla::mpi::sendrecv");
+                detail::add_adjoints(adjoints, operands, g.data());
+            });
         return from;
     }
 }
@@ -1554,6 +1660,17 @@ void check_same_recording(nabla::tape<T>* t, std::uint32_t generation) {
              "lasts");
 }
 
+// The count of a completed receive of plain numbers S against the one expected.
+template <class S>
+void check_received(const MPI_Status& status, int expected) {
+    if (status.MPI_SOURCE == MPI_PROC_NULL)
+        return;
+    int got = 0;
+    check(MPI_Get_count(&status, datatype<S>(), &got), "MPI_Get_count");
+    if (got != expected)
+        wrong_count("nabla::mpi::irecv", status.MPI_SOURCE, status.MPI_TAG, got, expected);
+}
+
 }  // namespace detail
 
 // A transfer started by isend or irecv, completed by wait.
@@ -1580,7 +1697,7 @@ request isend(const In& in, int destination, int tag, const communicator& c) {
     using S = typename detail::wire<E>::scalar;
     auto i = detail::as_const_span(in);
     constexpr const char* what = "nabla::mpi::isend";
-    detail::check_rank(what, "destination", destination, c.size(), false);
+    detail::check_rank(what, "destination", destination, c.size(), detail::peer::destination);
     const int count = detail::count_of<E>(i.size(), what);
     auto state = std::make_shared<detail::request_state>();
     if constexpr (detail::Flat<E>) {
@@ -1589,12 +1706,13 @@ request isend(const In& in, int destination, int tag, const communicator& c) {
                       "MPI_Isend");
     } else {
         using T = typename E::value_type;
-        detail::inputs_read<T> read = detail::read_inputs<T>(i);
+        detail::inputs_read<T> read = detail::read_inputs<T>(i, 1);
         nabla::tape<T>* t = read.tape;
-        const std::span<const T> sent = read.values;
-        auto values = std::make_shared<std::vector<T>>(sent.begin(), sent.end());
-        detail::check(MPI_Isend(values->data(), count, detail::wire_datatype<T>(), destination, tag,
-                                c.get(), &state->handle),
+        const int number = detail::next_message<T>(*c.state());
+        detail::message_number(read.buffer, i.size()) = static_cast<S>(number);
+        auto values = std::make_shared<std::vector<T>>(read.buffer, read.buffer + i.size() + 1);
+        detail::check(MPI_Isend(values->data(), detail::with_number(count, what),
+                                detail::datatype<S>(), destination, tag, c.get(), &state->handle),
                       "MPI_Isend");
         if (t == nullptr || destination == MPI_PROC_NULL) {
             state->complete = [values](const MPI_Status&) {};
@@ -1610,12 +1728,12 @@ request isend(const In& in, int destination, int tag, const communicator& c) {
                 });
             // The wait's place: start receiving them.
             state->complete = [values, transfer, t, generation = t->generation(), c, count,
-                               destination, tag](const MPI_Status&) {
+                               destination, number](const MPI_Status&) {
                 detail::check_same_recording(t, generation);
                 detail::add_entry<T>(
-                    *t, 0, 0, c, [transfer, count, destination, tag](T*, MPI_Comm adjoint) {
+                    *t, 0, 0, c, [transfer, count, destination, number](T*, MPI_Comm adjoint) {
                         detail::check(MPI_Irecv(transfer->buffer.data(), count,
-                                                detail::wire_datatype<T>(), destination, tag,
+                                                detail::wire_datatype<T>(), destination, number,
                                                 adjoint, &transfer->handle),
                                       "MPI_Irecv (the adjoint of isend)");
                     });
@@ -1632,31 +1750,22 @@ request irecv(Out&& out, int source, int tag, const communicator& c) {
     using S = typename detail::wire<E>::scalar;
     auto r = detail::as_span(out);
     constexpr const char* what = "nabla::mpi::irecv";
-    detail::check_rank(what, "source", source, c.size(), true);
+    detail::check_rank(what, "source", source, c.size(), detail::peer::source);
     const int count = detail::count_of<E>(r.size(), what);
     auto state = std::make_shared<detail::request_state>();
-    auto check_count = [count](const MPI_Status& status) {
-        if (status.MPI_SOURCE == MPI_PROC_NULL)
-            return;
-        int got = 0;
-        detail::check(MPI_Get_count(&status, detail::datatype<S>(), &got), "MPI_Get_count");
-        if (got != count)
-            detail::fail("nabla::mpi::irecv: the message from rank " +
-                         std::to_string(status.MPI_SOURCE) + " holds " + std::to_string(got) +
-                         " numbers where the buffer takes " + std::to_string(count) +
-                         " (buffers of one size on both sides)");
-    };
     if constexpr (detail::Flat<E>) {
         detail::check(MPI_Irecv(detail::raw(r.data()), count, detail::datatype<S>(), source, tag,
                                 c.get(), &state->handle),
                       "MPI_Irecv");
-        state->complete = check_count;
+        state->complete = [count](const MPI_Status& status) {
+            detail::check_received<S>(status, count);
+        };
     } else {
         using T = typename E::value_type;
         nabla::tape<T>* t = nabla::detail::active_tape<T>;
-        auto values = std::make_shared<std::vector<T>>(r.size());
-        detail::check(MPI_Irecv(values->data(), count, detail::wire_datatype<T>(), source, tag,
-                                c.get(), &state->handle),
+        auto values = std::make_shared<std::vector<T>>(r.size() + 1);
+        detail::check(MPI_Irecv(values->data(), detail::with_number(count, what),
+                                detail::datatype<S>(), source, tag, c.get(), &state->handle),
                       "MPI_Irecv");
         std::shared_ptr<detail::adjoint_transfer<T>> transfer;
         if (t != nullptr) {
@@ -1667,24 +1776,25 @@ request irecv(Out&& out, int source, int tag, const communicator& c) {
             });
         }
         state->complete = [values, transfer, t, generation = t != nullptr ? t->generation() : 0u, c,
-                           count, r, check_count](const MPI_Status& status) {
-            check_count(status);
+                           count, r](const MPI_Status& status) {
+            detail::check_received<S>(status, count + 1);
             if (status.MPI_SOURCE == MPI_PROC_NULL)
                 return;
             if (t != nullptr)
                 detail::check_same_recording(t, generation);
+            const int number = static_cast<int>(detail::message_number(values->data(), r.size()));
             const auto first = detail::new_variables<T>(t, values->data(), r);
             if (t == nullptr)
                 return;
             // The wait's place: send the received variables' adjoints back.
             detail::add_entry<T>(*t, first, r.size(), c,
-                                 [transfer, first, count, source = status.MPI_SOURCE,
-                                  tag = status.MPI_TAG](T* adjoints, MPI_Comm adjoint) {
+                                 [transfer, first, n = r.size(), count, to = status.MPI_SOURCE,
+                                  number](T* adjoints, MPI_Comm adjoint) {
                                      transfer->buffer.assign(adjoints + first,
-                                                             adjoints + first + count);
+                                                             adjoints + first + n);
                                      detail::check(MPI_Isend(transfer->buffer.data(), count,
-                                                             detail::wire_datatype<T>(), source,
-                                                             tag, adjoint, &transfer->handle),
+                                                             detail::wire_datatype<T>(), to, number,
+                                                             adjoint, &transfer->handle),
                                                    "MPI_Isend (the adjoint of irecv)");
                                  });
         };
@@ -1737,7 +1847,8 @@ void replicated_gradient(nabla::tape<T>& t,
                          const active<T>& y,
                          const communicator& c,
                          int root = 0) {
-    detail::check_rank("nabla::mpi::replicated_gradient", "root", root, c.size(), false);
+    detail::check_rank("nabla::mpi::replicated_gradient", "root", root, c.size(),
+                       detail::peer::root);
     t.zero_adjoints();
     if (c.rank() == root)
         t.seed(y);

@@ -308,6 +308,74 @@ TEST_CASE("isend and irecv: the sweep starts the adjoint transfer at the wait", 
     });
 }
 
+TEST_CASE("adjoint messages pair up with their messages whatever order the waits take", "[mpi]") {
+    // Two messages with one tag to the next rank: the senders wait for them in the order they
+    // started, the receivers in the other order, and a blocking send follows with the same tag.
+    const int p = world().size();
+    const int next = (rank() + 1) % p, previous = (rank() + p - 1) % p;
+    check_transpose("waits in other orders", 5, 5, [=](auto& in, auto& out) {
+        using E = std::remove_cvref_t<decltype(in[0])>;
+        mpi::request r1 = mpi::irecv(std::span<E>(out.data(), 2), previous, 0, world());
+        mpi::request r2 = mpi::irecv(std::span<E>(out.data() + 2, 2), previous, 0, world());
+        mpi::request s1 = mpi::isend(std::span(in.data(), 2), next, 0, world());
+        mpi::request s2 = mpi::isend(std::span(in.data() + 2, 2), next, 0, world());
+        mpi::wait(s1);
+        mpi::wait(s2);
+        mpi::wait(r2);
+        mpi::wait(r1);
+        mpi::sendrecv(std::span(in.data() + 4, 1), next, 0, std::span<E>(out.data() + 4, 1),
+                      previous, 0, world());
+    });
+}
+
+TEST_CASE("a scatterv whose blocks overlap sums the adjoints of the shared inputs", "[mpi]") {
+    // Rank r gets the first r + 1 of the root's inputs.
+    const std::size_t p = ranks();
+    std::vector<int> counts(p), displacements(p, 0);
+    for (std::size_t r = 0; r < p; ++r)
+        counts[r] = static_cast<int>(r + 1);
+    check_transpose(
+        "scatterv overlapping", rank() == 0 ? p : 0, static_cast<std::size_t>(rank() + 1),
+        [&](auto& in, auto& out) { mpi::scatterv(in, counts, displacements, out, 0, world()); });
+}
+
+TEST_CASE("a tape of dual numbers through gatherv, send and irecv", "[mpi]") {
+    // Forward over reverse: values and tangents travel together, blocks land where the
+    // displacements say, and the elements between them keep what they held.
+    using D = dual1;
+    const std::size_t p = ranks();
+    nabla::tape<D> t;
+    auto recording = t.record();
+    std::vector<nabla::active<D>> x(2);
+    x[0] = t.input(D(1.0 + rank(), {1.0}));
+    x[1] = t.input(D(2.0 * rank(), {0.0}));
+    std::vector<nabla::active<D>> out(rank() == 0 ? 3 * p : 0, nabla::active<D>(D(-7.0)));
+    std::vector<int> counts(p, 2), displacements(p);
+    for (std::size_t r = 0; r < p; ++r)
+        displacements[r] = static_cast<int>(3 * r + 1);
+    mpi::gatherv(x, out, counts, displacements, 0, world());
+    if (rank() == 0)
+        for (std::size_t r = 0; r < p; ++r) {
+            CHECK(out[3 * r].value.value == -7.0);
+            CHECK(out[3 * r + 1].value.value == 1.0 + static_cast<double>(r));
+            CHECK(out[3 * r + 1].value.tangent[0] == 1.0);
+            CHECK(out[3 * r + 2].value.value == 2.0 * static_cast<double>(r));
+        }
+    // Around a ring by isend and irecv: y = the previous rank's x, f = sum y^2.
+    const int next = (rank() + 1) % world().size();
+    const int previous = (rank() + world().size() - 1) % world().size();
+    std::vector<nabla::active<D>> y(2);
+    std::array<mpi::request, 2> q{mpi::irecv(y, previous, 3, world()),
+                                  mpi::isend(x, next, 3, world())};
+    mpi::wait_all(q);
+    nabla::active<D> f = y[0] * y[0] + y[1] * y[1];
+    t.gradient(f);
+    // d f / d x0 = 2 x0 (its tangent 2 along x0's direction), on the rank that sent it.
+    CHECK(t.adjoint(x[0]).value == 2.0 * (1.0 + rank()));
+    CHECK(t.adjoint(x[0]).tangent[0] == 2.0);
+    CHECK(t.adjoint(x[1]).value == 4.0 * rank());
+}
+
 TEST_CASE("a pipeline of sends is swept without deadlock and its gradient is the chain's",
           "[mpi]") {
     // Rank r receives u from rank r - 1, computes u * u / 2 + sin(u), and sends it on; the last
@@ -425,6 +493,24 @@ TEST_CASE("NaN and infinity go through every reduction as they would on one rank
     CHECK(e[0].tangent[0] == 1.0);
 }
 
+TEST_CASE("the product's adjoint in float: NaN and infinity among the factors", "[mpi]") {
+    // Rank 0 holds a NaN, rank 1 infinity: d/dx of the product on rank 0 is the product of the
+    // others (infinity with 2 ranks), on rank 1 NaN.
+    nabla::tape<float> t;
+    auto recording = t.record();
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float inf = std::numeric_limits<float>::infinity();
+    nabla::active<float> x = t.input(rank() == 0 ? nan : rank() == 1 ? inf : 2.0f);
+    nabla::active<float> y = mpi::allreduce(x, mpi::op::prod, world());
+    mpi::replicated_gradient(t, y, world());
+    if (world().size() == 2) {
+        if (rank() == 0)
+            CHECK(t.adjoint(x) == inf);
+        else
+            CHECK(std::isnan(t.adjoint(x)));
+    }
+}
+
 TEST_CASE("plain numbers and constants go through the same calls without a tape", "[mpi]") {
     std::vector<double> x{1.0 * rank(), 2.0}, y(2);
     mpi::allreduce(x, y, mpi::op::sum, world());
@@ -434,6 +520,14 @@ TEST_CASE("plain numbers and constants go through the same calls without a tape"
     std::vector<int> counts{rank(), 1}, all(2 * ranks());
     mpi::allgather(counts, all, world());
     CHECK(all[2 * ranks() - 2] == world().size() - 1);
+    // The same vector as input and output.
+    std::vector<double> z{1.0, 2.0};
+    mpi::allreduce(z, z, mpi::op::sum, world());
+    CHECK(z[1] == 2 * p);
+    std::vector<double> ring{1.0 * rank()};
+    mpi::sendrecv(ring, (rank() + 1) % world().size(), 0, ring,
+                  (rank() + world().size() - 1) % world().size(), 0, world());
+    CHECK(ring[0] == (rank() + world().size() - 1) % world().size());
     // Active variables while no tape records: constants, nothing recorded.
     std::vector<nabla::var> c{2.0}, d(1);
     mpi::allreduce(c, d, mpi::op::prod, world());
@@ -453,6 +547,7 @@ TEST_CASE("misuse: sizes that do not fit, a freed communicator, a stale variable
                       Catch::Contains("out holds 2 elements where 3 are needed"));
     CHECK_THROWS_WITH(mpi::bcast(x, world().size(), world()),
                       Catch::Contains("root " + std::to_string(world().size()) + " is not a rank"));
+    CHECK_THROWS_WITH(mpi::bcast(x, MPI_PROC_NULL, world()), Catch::Contains("is not a rank"));
     std::vector<double> a(2), b(3 * ranks());
     CHECK_THROWS_WITH(mpi::allgather(a, b, world()), Catch::Contains("where"));
 
