@@ -4,7 +4,8 @@
 # the compile time of each build directory. The consumer tests (subproject, pkg-config, CMake)
 # run in build-gcc only. Then the sanitizer stage, at -O1 (which compiles 10% faster than -O3):
 # the unit tests built with clang++ under AddressSanitizer + UndefinedBehaviorSanitizer
-# (LeakSanitizer included) in build-asan/, the random-program tests (fuzz_tests) too, and the
+# (LeakSanitizer included) in build-asan/, the random-program tests (fuzz_tests) and the MPI
+# tests (LeakSanitizer off there: Open MPI keeps allocations past MPI_Finalize) too, and the
 # threaded tests under ThreadSanitizer in build-tsan/; any report fails the test. Last,
 # valgrind's memcheck on the tape tests, the tests of results that do not depend on the inputs,
 # the random programs and the random programs of statement shapes of build-gcc.
@@ -163,10 +164,11 @@ for build in "${builds[@]}"; do
 done
 
 # The sanitizer stage: directory, compiler, compiler id, sanitizers, program targets, test
-# suites (lists separated by commas).
+# suites (lists separated by commas), MPI (nabla/mpi.hpp's tests under mpiexec: enabled or
+# disabled).
 sanitizer_builds=(
-    "build-asan clang++ clang address,undefined unit_tests,fuzz_tests unit,fuzz"
-    "build-tsan g++ gcc thread thread_tests threads"
+    "build-asan clang++ clang address,undefined unit_tests,fuzz_tests,tests/mpi/mpi_tests unit,fuzz,mpi enabled"
+    "build-tsan g++ gcc thread thread_tests threads disabled"
 )
 # halt_on_error: the first report fails the test. alloc_dealloc_mismatch=0: Catch2 2.13's own
 # test registry frees with free() what it allocated with new(std::nothrow) when built with
@@ -175,11 +177,11 @@ export ASAN_OPTIONS=alloc_dealloc_mismatch=0:detect_leaks=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export TSAN_OPTIONS=halt_on_error=1
 for build in "${sanitizer_builds[@]}"; do
-    read -r dir compiler compiler_id sanitize target suite <<<"$build"
+    read -r dir compiler compiler_id sanitize target suite mpi <<<"$build"
     echo
     echo "=== $dir ($compiler, -fsanitize=$sanitize) ==="
     if ! configure "$dir" "$compiler" "$compiler_id" -Dwarning_level=3 -Dwerror=true \
-        -Dtests=true -Dexamples=false -Dbench=false -Dconsumer_tests=false -Dmpi=disabled -Doptimization=1 \
+        -Dtests=true -Dexamples=false -Dbench=false -Dconsumer_tests=false "-Dmpi=$mpi" -Doptimization=1 \
         "-Db_sanitize=$sanitize" -Db_lundef=false; then
         summaries+=("$dir: configuration FAILED")
         total_failed=$((total_failed + 1))

@@ -578,9 +578,13 @@ template <class T, op O>
 void combine_located(void* in, void* inout, int* length, MPI_Datatype*) {
     const located<T>* a = static_cast<const located<T>*>(in);
     located<T>* b = static_cast<located<T>*>(inout);
+    // Field by field: MPI's temporary buffers may end at the last pair's int, before the
+    // struct's padding.
     for (int i = 0; i < *length; ++i)
-        if (!takes_over<O>(a[i].value, b[i].value))
-            b[i] = a[i];
+        if (!takes_over<O>(a[i].value, b[i].value)) {
+            b[i].value = a[i].value;
+            b[i].rank = a[i].rank;
+        }
 }
 template <class T, op O>
 MPI_Op located_op() {
