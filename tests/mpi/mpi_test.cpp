@@ -7,6 +7,7 @@
 
 // Listeners (the MPI session below) are part of Catch2's external interfaces.
 #define CATCH_CONFIG_EXTERNAL_INTERFACES
+#include <nabla/array.hpp>
 #include <nabla/mpi.hpp>
 #include <nabla/reverse.hpp>
 
@@ -374,6 +375,52 @@ TEST_CASE("a tape of dual numbers through gatherv, send and irecv", "[mpi]") {
     CHECK(t.adjoint(x[0]).value == 2.0 * (1.0 + rank()));
     CHECK(t.adjoint(x[0]).tangent[0] == 2.0);
     CHECK(t.adjoint(x[1]).value == 4.0 * rank());
+}
+
+TEST_CASE("arrays on the tape go through the collectives as arrays", "[mpi]") {
+    // f = sum over the ranks of sum(exp(allreduce(x)) * allgather(x)[0..n)) + the ring's
+    // sum(y^2), with x this rank's array; the same with buffers of variables.
+    const std::size_t n = 5;
+    const int p = world().size();
+    const int next = (rank() + 1) % p, previous = (rank() + p - 1) % p;
+    const std::vector<double> xs = uniform(n, seed_of("arrays", 1));
+    const auto run = [&](auto on_arrays) {
+        nabla::tape<> t;
+        auto recording = t.record();
+        std::vector<double> g(n);
+        if constexpr (decltype(on_arrays)::value) {
+            nabla::var_array x = nabla::input_array(t, xs);
+            const nabla::var_array s = mpi::allreduce(x, mpi::op::sum, world());
+            const nabla::var_array all = mpi::allgather(x, world());
+            const nabla::var_array y = mpi::sendrecv(x, next, 0, n, previous, 0, world());
+            const nabla::var_array b = mpi::bcast(x, p - 1, world());
+            const nabla::var local = sum(exp(s) * all.slice(0, n)) + sum(y * y) + sum(b);
+            const nabla::var f = mpi::allreduce(local, mpi::op::sum, world());
+            mpi::replicated_gradient(t, f, world());
+            g = nabla::adjoints(t, x);
+            return std::pair{f.value, g};
+        } else {
+            std::vector<nabla::var> x(n), s(n), all(n * ranks()), y(n), b(n);
+            t.inputs(xs, x);
+            mpi::allreduce(x, s, mpi::op::sum, world());
+            mpi::allgather(x, all, world());
+            mpi::sendrecv(x, next, 0, y, previous, 0, world());
+            b = x;
+            mpi::bcast(b, p - 1, world());
+            nabla::var local = 0.0;
+            for (std::size_t k = 0; k < n; ++k)
+                local += exp(s[k]) * all[k] + y[k] * y[k] + b[k];
+            const nabla::var f = mpi::allreduce(local, mpi::op::sum, world());
+            mpi::replicated_gradient(t, f, world());
+            t.adjoints(x, g);
+            return std::pair{f.value, g};
+        }
+    };
+    const auto [f_arrays, g_arrays] = run(std::true_type{});
+    const auto [f_vars, g_vars] = run(std::false_type{});
+    CHECK(f_arrays == Approx(f_vars).epsilon(1e-14));
+    for (std::size_t k = 0; k < n; ++k)
+        CHECK(g_arrays[k] == Approx(g_vars[k]).epsilon(1e-13));
 }
 
 TEST_CASE("a pipeline of sends is swept without deadlock and its gradient is the chain's",
