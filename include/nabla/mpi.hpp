@@ -1058,6 +1058,37 @@ inline std::vector<int> packed_displacements(std::span<const int> counts) {
     return d;
 }
 
+// The displacements of the v variants' blocks (packed in rank order when none are given), after
+// checking on the root that there is a count and a displacement per rank, that every block fits
+// in the buffer of `whole` elements, and that the root's own count is its `own` elements.
+inline std::vector<int> blocks(const char* what,
+                               std::span<const int> counts,
+                               std::span<const int> displacements,
+                               int ranks,
+                               int root,
+                               const char* whole_name,
+                               std::size_t whole,
+                               const char* own_name,
+                               std::size_t own) {
+    expect_size(what, "counts", counts.size(), static_cast<std::size_t>(ranks));
+    std::vector<int> d = displacements.empty()
+                             ? packed_displacements(counts)
+                             : std::vector<int>(displacements.begin(), displacements.end());
+    expect_size(what, "displacements", d.size(), static_cast<std::size_t>(ranks));
+    (void)packed_displacements(counts);  // the counts' checks
+    for (std::size_t k = 0; k < d.size(); ++k)
+        if (d[k] < 0 ||
+            static_cast<std::size_t>(d[k]) + static_cast<std::size_t>(counts[k]) > whole)
+            fail(std::string(what) + ": rank " + std::to_string(k) + "'s block [" +
+                 std::to_string(d[k]) + ", " + std::to_string(d[k] + counts[k]) +
+                 ") does not fit in " + whole_name + ", which holds " + std::to_string(whole));
+    const int root_count = counts[static_cast<std::size_t>(root)];
+    if (static_cast<std::size_t>(root_count) != own)
+        fail(std::string(what) + ": the root's count says " + std::to_string(root_count) +
+             " elements, its " + own_name + " holds " + std::to_string(own));
+    return d;
+}
+
 inline std::vector<int> scaled(std::span<const int> v, int by) {
     std::vector<int> s(v.begin(), v.end());
     for (int& x : s)
@@ -1193,21 +1224,8 @@ void gatherv(const In& in,
     const bool is_root = c.rank() == root;
     std::vector<int> wire_counts, wire_displacements, d;
     if (is_root) {
-        detail::expect_size(what, "counts", counts.size(), static_cast<std::size_t>(c.size()));
-        d = displacements.empty() ? detail::packed_displacements(counts)
-                                  : std::vector<int>(displacements.begin(), displacements.end());
-        detail::expect_size(what, "displacements", d.size(), static_cast<std::size_t>(c.size()));
-        (void)detail::packed_displacements(counts);
-        for (std::size_t k = 0; k < d.size(); ++k)
-            if (d[k] < 0 ||
-                static_cast<std::size_t>(d[k]) + static_cast<std::size_t>(counts[k]) > r.size())
-                detail::fail(std::string(what) + ": rank " + std::to_string(k) + "'s block [" +
-                             std::to_string(d[k]) + ", " + std::to_string(d[k] + counts[k]) +
-                             ") does not fit in out, which holds " + std::to_string(r.size()));
-        if (static_cast<std::size_t>(counts[static_cast<std::size_t>(root)]) != i.size())
-            detail::fail(std::string(what) + ": the root's count says " +
-                         std::to_string(counts[static_cast<std::size_t>(root)]) +
-                         " elements, its in holds " + std::to_string(i.size()));
+        d = detail::blocks(what, counts, displacements, c.size(), root, "out", r.size(), "in",
+                           i.size());
         (void)detail::count_of<E>(r.size(), what);
         wire_counts = detail::scaled(counts, per);
         wire_displacements = detail::scaled(d, per);
@@ -1316,22 +1334,9 @@ void scatterv(const In& in,
     const bool is_root = c.rank() == root;
     std::vector<int> wire_counts, wire_displacements, d, block_counts;
     if (is_root) {
-        detail::expect_size(what, "counts", counts.size(), static_cast<std::size_t>(c.size()));
-        d = displacements.empty() ? detail::packed_displacements(counts)
-                                  : std::vector<int>(displacements.begin(), displacements.end());
+        d = detail::blocks(what, counts, displacements, c.size(), root, "in", i.size(), "out",
+                           r.size());
         block_counts.assign(counts.begin(), counts.end());
-        detail::expect_size(what, "displacements", d.size(), static_cast<std::size_t>(c.size()));
-        (void)detail::packed_displacements(counts);
-        for (std::size_t k = 0; k < d.size(); ++k)
-            if (d[k] < 0 ||
-                static_cast<std::size_t>(d[k]) + static_cast<std::size_t>(counts[k]) > i.size())
-                detail::fail(std::string(what) + ": rank " + std::to_string(k) + "'s block [" +
-                             std::to_string(d[k]) + ", " + std::to_string(d[k] + counts[k]) +
-                             ") does not fit in in, which holds " + std::to_string(i.size()));
-        if (static_cast<std::size_t>(counts[static_cast<std::size_t>(root)]) != r.size())
-            detail::fail(std::string(what) + ": the root's count says " +
-                         std::to_string(counts[static_cast<std::size_t>(root)]) +
-                         " elements, its out holds " + std::to_string(r.size()));
         (void)detail::count_of<E>(i.size(), what);
         wire_counts = detail::scaled(counts, per);
         wire_displacements = detail::scaled(d, per);

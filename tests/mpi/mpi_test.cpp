@@ -5,7 +5,7 @@
 // of sends swept without deadlock, and misuse reported. Every rank runs every test; checks use
 // CHECK so that a failing rank still takes part in the collectives the others wait in.
 
-// Listeners (the MPI session below) are part of Catch2's external interfaces.
+// Listeners (MPI_Init and MPI_Finalize below) are part of Catch2's external interfaces.
 #define CATCH_CONFIG_EXTERNAL_INTERFACES
 #include <nabla/array.hpp>
 #include <nabla/mpi.hpp>
@@ -28,7 +28,7 @@
 namespace {
 
 // MPI_Init before the first test and MPI_Finalize after the last, around Catch2's own main.
-struct mpi_session : Catch::TestEventListenerBase {
+struct mpi_lifetime : Catch::TestEventListenerBase {
     using TestEventListenerBase::TestEventListenerBase;
     void testRunStarting(const Catch::TestRunInfo&) override { MPI_Init(nullptr, nullptr); }
     void testRunEnded(const Catch::TestRunStats&) override { MPI_Finalize(); }
@@ -143,7 +143,7 @@ int rank() {
 
 }  // namespace
 
-CATCH_REGISTER_LISTENER(mpi_session)
+CATCH_REGISTER_LISTENER(mpi_lifetime)
 
 TEST_CASE("bcast's adjoint is a reduction to the root", "[mpi]") {
     for (int root : {0, world().size() - 1})
