@@ -20,12 +20,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
+
+#include "../examples/mpi_heat.hpp"
 
 namespace mpi = nabla::mpi;
 using nabla::var;
@@ -111,37 +115,6 @@ void race(const operation& o, int repetitions) {
                     "  sweep/forward %.2fx  tape overhead %5.1f%%\n",
                     o.name, forward * 1e3, adjoint * 1e3, record * 1e3, sweep * 1e3,
                     sweep / forward, 100 * overhead);
-}
-
-// The heat equation of examples/mpi_heat.cpp, on numbers T: `steps` explicit steps on this
-// rank's strip of n rows (plus two halo rows) of a plate `columns` wide; the loss summed over the
-// ranks.
-template <class T>
-T heat(std::vector<T> u, std::size_t n, std::size_t columns, int steps, const T& alpha) {
-    const std::size_t w = columns;
-    const int up = rank() > 0 ? rank() - 1 : MPI_PROC_NULL;
-    const int down = rank() + 1 < comm().size() ? rank() + 1 : MPI_PROC_NULL;
-    std::vector<T> next(u.size());
-    auto row = [&](std::vector<T>& v, std::size_t i) { return std::span(v.data() + i * w, w); };
-    for (int s = 0; s < steps; ++s) {
-        mpi::sendrecv(row(u, 1), up, 0, row(u, n + 1), down, 0, comm());
-        mpi::sendrecv(row(u, n), down, 1, row(u, 0), up, 1, comm());
-        for (std::size_t i = 1; i <= n; ++i)
-            for (std::size_t j = 0; j < w; ++j) {
-                const T left = j > 0 ? u[i * w + j - 1] : T(0.0);
-                const T right = j + 1 < w ? u[i * w + j + 1] : T(0.0);
-                next[i * w + j] = u[i * w + j] + alpha * (u[(i - 1) * w + j] + u[(i + 1) * w + j] +
-                                                          left + right - 4.0 * u[i * w + j]);
-            }
-        for (std::size_t i = 1; i <= n; ++i)
-            std::copy_n(next.begin() + static_cast<std::ptrdiff_t>(i * w), w,
-                        u.begin() + static_cast<std::ptrdiff_t>(i * w));
-    }
-    T loss = 0.0;
-    for (std::size_t i = 1; i <= n; ++i)
-        for (std::size_t j = 0; j < w; ++j)
-            loss += u[i * w + j] * u[i * w + j];
-    return mpi::allreduce(loss, mpi::op::sum, comm());
 }
 
 }  // namespace
@@ -246,36 +219,42 @@ int main(int argc, char** argv) {
                             2 * (q - 1) / q * double(n) * 8 / 1e6, (q - 1) * double(n) * 8 / 1e6);
         }
 
-        // The heat equation: its gradient (recording and sweep) against its run on doubles.
-        const std::size_t rows = 256, columns = 256;
-        const int steps = 50;
-        const std::size_t r = static_cast<std::size_t>(rank());
-        const std::size_t strip = rows / P + (r < rows % P ? 1 : 0);
-        std::vector<double> u0((strip + 2) * columns, 0.0);
-        for (std::size_t k = columns; k < (strip + 1) * columns; ++k)
-            u0[k] = 1.0 / double(1 + k % 17);
-        double value = 0;
-        const double on_doubles = time(
-            repetitions, [] {}, [&] { value = heat(u0, strip, columns, steps, 0.2); });
-        nabla::tape<> t;
-        std::vector<var> u(u0.size(), var(0.0));
-        double gradient_value = 0;
-        const double gradient = time(
-            repetitions, [] {},
-            [&] {
-                auto recording = t.record();
-                t.inputs(std::span<const double>(u0.data() + columns, strip * columns),
-                         std::span(u.data() + columns, strip * columns));
-                const var alpha = t.input(0.2);
-                const var loss = heat(u, strip, columns, steps, alpha);
-                mpi::replicated_gradient(t, loss, comm());
-                gradient_value = loss.value;
-            });
-        if (rank() == 0)
-            std::printf("heat equation %zu x %zu, %d steps: on doubles %.2f ms, value and gradient "
-                        "%.2f ms (%.2fx)%s\n",
-                        rows, columns, steps, on_doubles * 1e3, gradient * 1e3,
-                        gradient / on_doubles, value == gradient_value ? "" : " VALUES DIFFER");
+        // The heat equation of examples/mpi_heat.cpp: its value and gradient (recording and
+        // sweep) against its run on doubles, on two plates.
+        for (const auto& [rows, columns, steps] :
+             {std::tuple{std::size_t{64}, std::size_t{48}, 100},
+              std::tuple{std::size_t{512}, std::size_t{512}, 50}}) {
+            const heat::strip s = heat::strip_of(rows, columns, rank(), p);
+            const std::vector<double> u0 = heat::part(s, heat::initial);
+            const std::vector<double> goal = heat::part(s, heat::target);
+            double value = 0;
+            const double on_doubles = time(
+                repetitions, [] {},
+                [&] {
+                    value = mpi::allreduce(heat::loss_on_doubles(u0, 0.2, s, steps, goal, comm()),
+                                           mpi::op::sum, comm());
+                });
+            nabla::tape<> t;
+            double gradient_value = 0;
+            const double gradient = time(
+                repetitions, [] {},
+                [&] {
+                    auto recording = t.record();
+                    const nabla::var_array u = nabla::input_array(t, u0);
+                    const var alpha = t.input(0.2);
+                    const var loss = mpi::allreduce(
+                        heat::loss_on_tape(u, alpha, s, steps, goal, comm()), mpi::op::sum, comm());
+                    mpi::replicated_gradient(t, loss, comm());
+                    gradient_value = loss.value;
+                });
+            if (rank() == 0)
+                std::printf(
+                    "heat equation %zu x %zu, %d steps: on doubles %.3f ms, value and "
+                    "gradient %.3f ms (%.2fx)%s\n",
+                    rows, columns, steps, on_doubles * 1e3, gradient * 1e3, gradient / on_doubles,
+                    std::abs(value - gradient_value) <= 1e-12 * std::abs(value) ? ""
+                                                                                : " VALUES DIFFER");
+        }
     }
     MPI_Finalize();
     return 0;

@@ -741,6 +741,29 @@ TEST_CASE("custom array functions: one entry with the caller's value and pullbac
     const nabla::var_array only_constant = cumulative_sum(k);
     CHECK(only_constant.is_constant());
     CHECK(only_constant.value(2) == Approx(1.5));
+
+    // The result written in place: the same values and adjoints, one entry.
+    t.zero_adjoints();
+    const std::size_t at = t.statements();
+    const auto in_place = nabla::custom_array(
+        2,
+        [](std::span<double> y, std::span<const double> a) {
+            y[0] = a[0] * a[1];
+            y[1] = a[2] - a[0];
+        },
+        [](std::span<const double> a, std::span<const double>, std::span<const double> dy,
+           std::span<double> da) {
+            da[0] += dy[0] * a[1] - dy[1];
+            da[1] += dy[0] * a[0];
+            da[2] += dy[1];
+        },
+        x);
+    CHECK(t.statements() == at + 2);
+    CHECK(in_place.values()[0] == 2.0);
+    CHECK(in_place.values()[1] == 2.0);
+    t.gradient(sum(in_place * nabla::var_array(std::vector<double>{3.0, -1.0})));
+    // d/dx (3 x0 x1 - (x2 - x0)) = (3 x1 + 1, 3 x0, -1).
+    CHECK(nabla::adjoints(t, x) == std::vector<double>{7.0, 3.0, -1.0});
 }
 
 TEST_CASE("jacobian with arrays: one recording, a sweep per row", "[array][tape]") {

@@ -202,6 +202,75 @@ TEST_CASE("extended Rosenbrock through shifted views equals the tape's gradient"
     }
 }
 
+TEST_CASE("views a few elements apart add their adjoints into one gradient in every lane",
+          "[array]") {
+    // prod's seed needs the loop's state, so the gradient comes from a reverse loop, whose views
+    // at odd distances go through staging buffers on every batch width.
+    const auto [x] = nabla::array_variables<1>();
+    const auto f = prod(1.0 + 0.001 * (x(nabla::upto<-3>) * x(nabla::range<1, -2>) -
+                                       2.0 * x(nabla::range<2, -1>) + sin(x(nabla::from<3>))));
+    const auto scalar = [](const auto& v) {
+        using std::sin;
+        using T = std::decay_t<decltype(v[0])>;
+        T total = 1.0;
+        for (std::size_t i = 0; i + 3 < v.size(); ++i)
+            total *= 1.0 + 0.001 * (v[i] * v[i + 1] - 2.0 * v[i + 2] + sin(v[i + 3]));
+        return total;
+    };
+    for (const std::size_t n : {std::size_t{4}, std::size_t{W + 3}, std::size_t{4 * W + 5},
+                                std::size_t{130}, std::size_t{259}, std::size_t{1001}}) {
+        INFO("n = " << n);
+        const auto xs = sample(n, -1.2, 1.2, 7);
+        const auto [value, g] = nabla::value_and_grad(f, xs);
+        const auto expected = nabla::value_and_grad(nabla::mode::reverse, scalar, xs);
+        CHECK(value == Approx(expected.value).epsilon(1e-13));
+        for (std::size_t i = 0; i < n; ++i)
+            CHECK(g[i] == Approx(expected.gradient[i]).epsilon(1e-12).margin(1e-15));
+    }
+}
+
+TEST_CASE("add_vjp_into adds the pullback apply_vjp gives, in fused loops and reverse ones, on "
+          "arrays and grids",
+          "[array]") {
+    // Views a lane or two apart (fused where they meet in registers), an inner reduction, and a
+    // grid stencil whose rows run in passes (this file is built at 2 and at 8 lanes).
+    const auto [x, c] = nabla::array_variables<2>();
+    const auto f =
+        x(nabla::upto<-2>) * sin(x(nabla::range<1, -1>)) + sum(c) * square(x(nabla::from<2>));
+    for (const std::size_t n : {std::size_t{3}, std::size_t{W + 2}, std::size_t{4 * W + 5},
+                                std::size_t{1001}, std::size_t{70001}}) {
+        INFO("n = " << n);
+        const auto xs = sample(n, -1.2, 1.2, 8);
+        const std::vector<double> cs{0.7, -0.2};
+        const auto w = sample(n - 2, -1.0, 1.0, 9);
+        const auto [gx, gc] = nabla::apply_vjp(f, w, xs, cs);
+        std::vector<double> sx(n, 0.25), sc{-1.0, 2.0};
+        nabla::add_vjp_into(f, std::tie(sx, sc), w, xs, cs);
+        for (std::size_t i = 0; i < n; ++i)
+            CHECK(sx[i] == Approx(0.25 + gx[i]).epsilon(1e-14).margin(1e-14));
+        CHECK(sc[0] == Approx(-1.0 + gc[0]).epsilon(1e-12));
+        CHECK(sc[1] == Approx(2.0 + gc[1]).epsilon(1e-12));
+    }
+    const auto [u] = nabla::array_variables<1>();
+    const auto in = nabla::range<1, -1>;
+    const auto stencil =
+        u(in, in) * u(in, in) + 0.3 * ((u(nabla::upto<-2>, in) + u(nabla::from<2>, in)) +
+                                       (u(in, nabla::upto<-2>) + u(in, nabla::from<2>)));
+    for (const auto& [rows, cols] :
+         {std::array<std::size_t, 2>{3, 3}, {5, W + 3}, {9, 4 * W + 1}, {37, 301}, {300, 260}}) {
+        CAPTURE(rows, cols);
+        const auto g = sample(rows * cols, -1.0, 1.0, 10);
+        const auto w = sample((rows - 2) * (cols - 2), -1.0, 1.0, 11);
+        const nabla::matrix_ref<const double> grid(g.data(), rows, cols);
+        const nabla::matrix_ref<const double> cotangent(w.data(), rows - 2, cols - 2);
+        std::vector<double> once(rows * cols), sum(rows * cols, -0.5);
+        nabla::apply_vjp_into(stencil, std::tie(once), cotangent, grid);
+        nabla::add_vjp_into(stencil, std::tie(sum), cotangent, grid);
+        for (std::size_t k = 0; k < once.size(); ++k)
+            CHECK(sum[k] == Approx(-0.5 + once[k]).epsilon(1e-14).margin(1e-14));
+    }
+}
+
 TEST_CASE("a view longer than its array, operands of different lengths and arrays of three "
           "dimensions are shape errors",
           "[array]") {

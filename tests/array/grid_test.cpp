@@ -1,7 +1,7 @@
 // Two-dimensional array expressions: stencils through views on rows and columns, reductions over
 // grids, a row vector broadcast along the rows, values written into part of a grid, and
 // pullbacks (w^T J) of array-valued expressions, each against loops written out element by
-// element, at shapes around the SIMD width.
+// element, at shapes around the SIMD width and rows longer than a reverse loop's staging block.
 
 #include <nabla/array.hpp>
 
@@ -26,8 +26,9 @@ using nabla::upto;
 using nabla::whole;
 using nabla_test::grid;
 
-const std::vector<std::array<std::size_t, 2>> shapes{
-    {3, 3}, {3, W + 2}, {4, W + 3}, {5, 2 * W + 1}, {W + 1, 3}, {7, 4 * W + 5}, {2, 2 * W + 2}};
+const std::vector<std::array<std::size_t, 2>> shapes{{3, 3},         {3, W + 2}, {4, W + 3},
+                                                     {5, 2 * W + 1}, {W + 1, 3}, {7, 4 * W + 5},
+                                                     {2, 2 * W + 2}, {4, 301}};
 
 // A nonlinear five-point stencil on the interior, its partials written out.
 struct stencil {
@@ -82,6 +83,50 @@ TEST_CASE("a five-point stencil's value and pullback equal loops over the interi
         nabla::apply_vjp_into(f, std::tie(into), w, g);
         for (std::size_t k = 0; k < adjoint.size(); ++k)
             CHECK(into.data()[k] == adjoint.data()[k]);
+        // Added to what an array holds, twice.
+        xt::xtensor<double, 2> sum = xt::ones<double>({rows, cols}) * 7.0;
+        nabla::add_vjp_into(f, std::tie(sum), w, g);
+        nabla::add_vjp_into(f, std::tie(sum), w, g);
+        for (std::size_t k = 0; k < adjoint.size(); ++k)
+            CHECK(sum.data()[k] == Approx(7.0 + 2.0 * adjoint.data()[k]).margin(1e-13));
+    }
+}
+
+TEST_CASE("add_vjp_into adds a pullback into arrays that hold adjoints already, through views "
+          "and a coefficient that is a reduction",
+          "[grid]") {
+    // One explicit heat step with its coefficient the sum of a one-element array (so that the
+    // coefficient is a number in the loop, and takes its gradient).
+    const auto [u, c] = nabla::array_variables<2>();
+    const auto in = range<1, -1>;
+    const auto step =
+        u(in, in) +
+        sum(c) * (((u(upto<-2>, in) + u(from<2>, in)) + (u(in, upto<-2>) + u(in, from<2>))) -
+                  4.0 * u(in, in));
+    const std::vector<double> coefficient{0.2};
+    for (const auto& [rows, cols] : shapes) {
+        CAPTURE(rows, cols);
+        const auto g = grid(rows, cols, -1.0, 1.0, 3);
+        const auto w = grid(rows - 2, cols - 2, -2.0, 2.0, 5);
+        xt::xtensor<double, 2> expected = xt::zeros<double>({rows, cols});
+        double expected_c = 0.0;
+        for (std::size_t i = 1; i + 1 < rows; ++i)
+            for (std::size_t j = 1; j + 1 < cols; ++j) {
+                const double a = w(i - 1, j - 1);
+                expected(i, j) += a * (1.0 - 4.0 * 0.2);
+                expected(i - 1, j) += a * 0.2;
+                expected(i + 1, j) += a * 0.2;
+                expected(i, j - 1) += a * 0.2;
+                expected(i, j + 1) += a * 0.2;
+                expected_c +=
+                    a * (g(i - 1, j) + g(i + 1, j) + g(i, j - 1) + g(i, j + 1) - 4.0 * g(i, j));
+            }
+        xt::xtensor<double, 2> du = xt::ones<double>({rows, cols}) * -3.0;
+        std::vector<double> dc{1.5};
+        nabla::add_vjp_into(step, std::tie(du, dc), w, g, coefficient);
+        for (std::size_t k = 0; k < du.size(); ++k)
+            CHECK(du.data()[k] == Approx(-3.0 + expected.data()[k]).margin(1e-13));
+        CHECK(dc[0] == Approx(1.5 + expected_c).epsilon(1e-13));
     }
 }
 

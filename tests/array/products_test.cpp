@@ -245,6 +245,17 @@ TEST_CASE("an array-valued expression with a product: its value, its value into 
         check_close(pa, ga, 1e-12);
         check_close(px, gx, 1e-12);
         check_close(pc, gc, 1e-12);
+
+        // Added into arrays that hold something already.
+        xt::xtensor<double, 2> sa = xt::ones<double>({m, n});
+        std::vector<double> sx(n, -2.0), sc(m, 0.5);
+        nabla::add_vjp_into(f, std::tie(sa, sx, sc), w, a, xs, cs);
+        for (std::size_t k = 0; k < m * n; ++k)
+            CHECK(sa.data()[k] == Approx(1.0 + ga[k]).margin(1e-12));
+        for (std::size_t j = 0; j < n; ++j)
+            CHECK(sx[j] == Approx(-2.0 + gx[j]).margin(1e-12));
+        for (std::size_t i = 0; i < m; ++i)
+            CHECK(sc[i] == Approx(0.5 + gc[i]).margin(1e-12));
     }
 }
 

@@ -971,31 +971,14 @@ requires(std::is_same_v<Rest, basic_var_array<T>>&&...)
     return var_array_access::make<T>(std::move(values), n, out, on->generation());
 }
 
-// An array function with a derivative of the caller's, recorded as one entry: a function nabla
-// has no rule for (a cumulative sum, a sort, a call into another library).
-//   var_array y = nabla::custom_array(value, pullback, x, z);
-// value(x, z) gets each argument's values as std::span<const double> and returns the result's
-// (a std::vector<double>). pullback(x, z, y, dy, dx, dz) gets the arguments' and the result's
-// values and the result's adjoint dy (spans of const double), and adds dy^T J into dx and dz,
-// spans of double the size of their arguments (empty for a constant argument, which takes no
-// adjoint). Without an active argument nothing is recorded.
-template <class Value, class Pullback, class... Arrays>
-requires(sizeof...(Arrays) > 0 && (is_var_array_v<Arrays> && ...)) var_array
-    custom_array(const Value& value, const Pullback& pullback, const Arrays&... xs) {
-    using namespace detail;
-    static_assert((std::is_same_v<Arrays, var_array> && ...),
-                  "nabla::custom_array: a custom array function has a first derivative only (its "
-                  "pullback), so nabla::hvp, nabla::hessian and nabla::jvp with mode::arrays "
-                  "cannot go through it; use it with grad, vjp and jacobian.");
-    static_assert(std::is_invocable_r_v<std::vector<double>, const Value&,
-                                        decltype((void(xs), std::span<const double>{}))...>,
-                  "nabla::custom_array: value(x...) takes each argument's values as "
-                  "std::span<const double> and returns the result's values as a "
-                  "std::vector<double>.");
-    const std::vector<double> result = value(xs.values()...);
-    const std::size_t n = result.size();
-    array_memory::buffer values = array_memory::take(n);
-    std::copy(result.begin(), result.end(), values.get());
+namespace detail {
+
+// The entry of a custom array function whose n values are in `values`.
+template <class Pullback, class... Arrays>
+var_array record_custom(array_memory::buffer values,
+                        std::size_t n,
+                        const Pullback& pullback,
+                        const Arrays&... xs) {
     const bool any = (!xs.is_constant() || ...);
     tape<double>* const on =
         any ? tape_for({{var_array_access::first(xs), var_array_access::generation(xs)}...})
@@ -1022,6 +1005,58 @@ requires(sizeof...(Arrays) > 0 && (is_var_array_v<Arrays> && ...)) var_array
                 inputs);
         });
     return y;
+}
+
+}  // namespace detail
+
+// An array function with a derivative of the caller's, recorded as one entry: a function nabla
+// has no rule for (a cumulative sum, a sort, a call into another library).
+//   var_array y = nabla::custom_array(value, pullback, x, z);
+// value(x, z) gets each argument's values as std::span<const double> and returns the result's
+// (a std::vector<double>). pullback(x, z, y, dy, dx, dz) gets the arguments' and the result's
+// values and the result's adjoint dy (spans of const double), and adds dy^T J into dx and dz,
+// spans of double the size of their arguments (empty for a constant argument, which takes no
+// adjoint). Without an active argument nothing is recorded.
+template <class Value, class Pullback, class... Arrays>
+requires(sizeof...(Arrays) > 0 && (is_var_array_v<Arrays> && ...)) var_array
+    custom_array(const Value& value, const Pullback& pullback, const Arrays&... xs) {
+    using namespace detail;
+    static_assert((std::is_same_v<Arrays, var_array> && ...),
+                  "nabla::custom_array: a custom array function has a first derivative only (its "
+                  "pullback), so nabla::hvp, nabla::hessian and nabla::jvp with mode::arrays "
+                  "cannot go through it; use it with grad, vjp and jacobian.");
+    static_assert(std::is_invocable_r_v<std::vector<double>, const Value&,
+                                        decltype((void(xs), std::span<const double>{}))...>,
+                  "nabla::custom_array: value(x...) takes each argument's values as "
+                  "std::span<const double> and returns the result's values as a "
+                  "std::vector<double>.");
+    const std::vector<double> result = value(xs.values()...);
+    const std::size_t n = result.size();
+    array_memory::buffer values = array_memory::take(n);
+    std::copy(result.begin(), result.end(), values.get());
+    return record_custom(std::move(values), n, pullback, xs...);
+}
+
+// The same with a result of n elements that value writes in place: value(y, x, z) gets y, a
+// std::span<double> of n elements (memory the tape reuses, holding anything), and the arguments'
+// values, and writes every element of y.
+//   var_array y = nabla::custom_array(n, value, pullback, x, z);
+template <class Value, class Pullback, class... Arrays>
+requires(sizeof...(Arrays) > 0 && (is_var_array_v<Arrays> && ...)) var_array
+    custom_array(std::size_t n, const Value& value, const Pullback& pullback, const Arrays&... xs) {
+    using namespace detail;
+    static_assert((std::is_same_v<Arrays, var_array> && ...),
+                  "nabla::custom_array: a custom array function has a first derivative only (its "
+                  "pullback), so nabla::hvp, nabla::hessian and nabla::jvp with mode::arrays "
+                  "cannot go through it; use it with grad, vjp and jacobian.");
+    static_assert(std::is_invocable_v<const Value&, std::span<double>,
+                                      decltype((void(xs), std::span<const double>{}))...>,
+                  "nabla::custom_array(n, value, pullback, x...): value(y, x...) takes the "
+                  "result's n elements as a std::span<double> to write and each argument's "
+                  "values as std::span<const double>.");
+    array_memory::buffer values = array_memory::take(n);
+    value(std::span<double>(values.get(), n), xs.values()...);
+    return record_custom(std::move(values), n, pullback, xs...);
 }
 
 // Reductions, each one new variable.

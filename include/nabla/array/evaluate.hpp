@@ -505,16 +505,79 @@ NABLA_ALWAYS_INLINE L element_value(const Source& at,
     return values.value[schedule<typename E::dense>::size - 1];
 }
 
+// Whether leaf K of reduction J's body hands its adjoints over through a staging buffer. Leaves
+// that add into one row of one gradient array at column offsets that differ by other than a
+// multiple of the batch would load lanes that a store of the previous batch wrote only in part,
+// which the processor cannot forward from its store buffer: a stall of about a dozen cycles a
+// batch (the heat stencil's adjoint ran 25 times slower on 2 lanes). The leaves of the offset
+// class (modulo the batch) that most of a row's leaves share add directly; the others go through
+// the buffers.
+template <class P, std::size_t J, std::size_t K>
+inline constexpr bool staged_leaf = [] {
+    using E = typename P::template body<J>;
+    constexpr std::size_t W = width<lanes>;
+    const std::size_t code = E::codes[K];
+    if (W == 1 || !is_array_leaf_code(code) || P::constant(decode_leaf(code).argument))
+        return false;
+    struct place {
+        std::size_t argument, row, column;
+    };
+    const auto place_of = [](std::size_t c) {
+        const leaf_view v = decode_leaf(c);
+        return P::two_d(v.argument) ? place{v.argument, v.begin, v.begin1 % W}
+                                    : place{v.argument, 0, v.begin % W};
+    };
+    const place mine = place_of(code);
+    // The leaves of mine's row in each offset class.
+    std::array<std::size_t, W> in_class{};
+    for (std::size_t k = 0; k < E::leaf_count; ++k) {
+        if (!is_array_leaf_code(E::codes[k]) || P::constant(decode_leaf(E::codes[k]).argument))
+            continue;
+        const place other = place_of(E::codes[k]);
+        if (other.argument == mine.argument && other.row == mine.row)
+            ++in_class[other.column];
+    }
+    std::size_t direct = 0;
+    for (std::size_t c = 1; c < W; ++c)
+        if (in_class[c] > in_class[direct])
+            direct = c;
+    return mine.column != direct;
+}();
+
+template <class P, std::size_t J>
+inline constexpr bool stages = []<std::size_t... K>(std::index_sequence<K...>) {
+    return (staged_leaf<P, J, K> || ...);
+}
+(std::make_index_sequence<P::template body<J>::leaf_count>{});
+
+// The elements of a reverse loop that go through the staging buffers at a time.
+inline constexpr std::size_t stage_block = 128;
+
+// The staging buffers of reduction J's staged leaves, `stage_block` elements each.
+template <class P, std::size_t J>
+struct stage_buffers {
+    stage_buffers() {}  // (left uninitialised: every element is written before it is read)
+    alignas(64) std::array<std::array<double, stage_block>, P::template body<J>::leaf_count> buffer;
+};
+
 // The reverse of one element (a batch of them): recompute, seed, sweep, and deliver the leaves'
-// adjoints: into the gradient arrays, or into the accumulators of the scalar leaves.
-template <class P, std::size_t J, class L, class Run, std::size_t PoolSize, std::size_t Count>
+// adjoints: into the gradient arrays, or into the accumulators of the scalar leaves; with Staged,
+// those of the staged leaves into `stage` (the buffers, less the block's first element).
+template <class P,
+          std::size_t J,
+          bool Staged = false,
+          class L,
+          class Run,
+          std::size_t PoolSize,
+          std::size_t Count>
 NABLA_ALWAYS_INLINE void element_reverse(Run& run,
                                          const row_pointers<typename P::template body<J>>& at,
                                          const std::array<L, PoolSize>& pool,
                                          const std::array<L, Count>& results,
                                          std::array<L, Count>& scalar_adjoints,
                                          std::size_t n,
-                                         std::size_t i) {
+                                         std::size_t i,
+                                         double* const* stage = nullptr) {
     using E = typename P::template body<J>;
     using S = schedule<typename E::dense>;
     using kind = typename P::template kind<J>;
@@ -530,7 +593,9 @@ NABLA_ALWAYS_INLINE void element_reverse(Run& run,
                 constexpr std::size_t code = E::codes[K];
                 const L& adjoint = sweep.adjoint[index_of<S, placeholder<K>>];
                 if constexpr (is_array_leaf_code(code)) {
-                    if constexpr (!P::constant(decode_leaf(code).argument))
+                    if constexpr (Staged && staged_leaf<P, J, K>)
+                        store_lanes(stage[K] + i, adjoint);
+                    else if constexpr (!P::constant(decode_leaf(code).argument))
                         add_to(at.gradient[K] + i, adjoint);
                 } else {
                     scalar_adjoints[code & ~scalar_leaf_flag] += adjoint;
@@ -619,6 +684,22 @@ struct fusion {
         return f;
     }();
 
+    // Whether reduction j is a sum that is the top itself, so that its seed is 1 whatever the
+    // values: then a loop that adds into the gradients (P::accumulate) can fuse, needing no scale
+    // afterwards.
+    static constexpr auto unit_seed = [] {
+        std::array<bool, P::count + 1> unit{};
+        using T = typename P::top;
+        [&]<std::size_t... J>(std::index_sequence<J...>) {
+            ((unit[J] = std::is_same_v<typename P::template kind<J>, reduction::sum_kind> &&
+                        T::leaf_count == 1 && T::codes[0] == (J | scalar_leaf_flag) &&
+                        schedule<typename T::dense>::size == 1),
+             ...);
+        }
+        (std::make_index_sequence<P::count>{});
+        return unit;
+    }();
+
     // The smallest begin of each argument's views in body j (offset_limit where it is not read).
     static constexpr std::size_t first_begin(std::size_t j, std::size_t argument) {
         const auto& [codes, sizes] = P::leaf_codes;
@@ -655,7 +736,8 @@ struct fusion {
                     only = j;
                     ++members;
                 }
-            if (W == 1 || members != 1 || !factored[only] || read_by_body[only])
+            if (W == 1 || members != 1 || !factored[only] || read_by_body[only] ||
+                (P::accumulate && !unit_seed[only]))
                 continue;
             bool ok = true;
             for (std::size_t k = 0; k < sizes[only]; ++k) {
@@ -935,8 +1017,12 @@ fused_range(Run& run, std::size_t n, double pre, std::size_t c0, const Hook& hoo
                 ...);
             (
                 [&] {
-                    if constexpr (takes_gradient<P>(E::codes[K]) && leader[K] == K)
-                        store_lanes(block_at[K] + i, led_block<leader, K>(moved));
+                    if constexpr (takes_gradient<P>(E::codes[K]) && leader[K] == K) {
+                        if constexpr (P::accumulate)
+                            add_to(block_at[K] + i, led_block<leader, K>(moved));
+                        else
+                            store_lanes(block_at[K] + i, led_block<leader, K>(moved));
+                    }
                 }(),
                 ...);
             hook.after(i, W);
@@ -970,7 +1056,7 @@ fused_range(Run& run, std::size_t n, double pre, std::size_t c0, const Hook& hoo
         // lanes still carried, then run the remaining elements on doubles.
         (
             [&] {
-                if constexpr (takes_gradient<P>(E::codes[K]) && leader[K] == K) {
+                if constexpr (takes_gradient<P>(E::codes[K]) && leader[K] == K && !P::accumulate) {
                     constexpr leaf_view v = decode_leaf(E::codes[K]);
                     double* g = run.gradient[v.argument];
                     for (std::size_t t = i + F::first_begin(J, v.argument);
@@ -1039,7 +1125,7 @@ void fused_group(Run& run, std::size_t n, const Hook& hook = {}) {
         // Elements before the first view of each argument get no adjoint.
         (
             [&] {
-                if constexpr (takes_gradient<P>(E::codes[K]) && leader[K] == K) {
+                if constexpr (takes_gradient<P>(E::codes[K]) && leader[K] == K && !P::accumulate) {
                     constexpr leaf_view v = decode_leaf(E::codes[K]);
                     double* g = run.gradient[v.argument];
                     for (std::size_t t = 0; t < F::first_begin(J, v.argument); ++t)
@@ -1263,7 +1349,7 @@ public:
     void zero_unreached() {
         each_index<leaf_count>([&]<std::size_t k>(
                                    std::integral_constant<std::size_t, k>) NABLA_INLINE_LAMBDA {
-            if constexpr (plan[k].gradient && plan[k].leader == k) {
+            if constexpr (plan[k].gradient && plan[k].leader == k && !P::accumulate) {
                 constexpr leaf_view v = decode_leaf(E::codes[k]);
                 double* g = run_.gradient[v.argument];
                 const std::size_t c = run_.cols[v.argument];
@@ -1380,7 +1466,8 @@ private:
     // those too, with AddBottom not those below its own U (see rows and boundary).
     template <std::size_t k, std::size_t U, bool StoreTop, bool AddBottom>
     static constexpr bool stores(std::size_t d) {
-        return (plan[k].first_row + d >= plan[k].last_row || StoreTop) && !(AddBottom && d >= U);
+        return !P::accumulate && (plan[k].first_row + d >= plan[k].last_row || StoreTop) &&
+               !(AddBottom && d >= U);
     }
 
     // Rows r .. r + U - 1.
@@ -1734,10 +1821,23 @@ template <class P, std::size_t Group, class Run>
     return forward_range<P, Group>(run, e);
 }
 
+// Whether group Group's forward loop only computes a value nobody needs where the plan's value is
+// not wanted (a pullback, sum(f * w)): the group is one sum, and the top is that sum itself, so
+// its seed is 1 whatever the sum's value (a top that reads the sum otherwise, log(sum(...)) in a
+// tangent's gradient, needs it).
+template <class P, std::size_t Group>
+inline constexpr bool value_only = [] {
+    constexpr auto members = group_members<P, Group>;
+    return members.second == 1 && fusion<P>::unit_seed[members.first[0]] &&
+           !fusion<P>::read_by_body[members.first[0]] && fusion<P>::fused[Group] == P::count;
+}();
+
 template <class P, std::size_t Group, bool Gradient, class Run>
 NABLA_ALWAYS_INLINE void forward_group(Run& run) {
     constexpr auto members = group_members<P, Group>;
     const extent e = group_extent<P, Group>(run);
+    if constexpr (!P::value_wanted && value_only<P, Group>)
+        return;
     if constexpr (Gradient && fusion<P>::fused[Group] != P::count) {
         if constexpr (P::two_d_mask != 0)
             fused_grid_group<P, fusion<P>::fused[Group]>(run, e);
@@ -1778,6 +1878,27 @@ NABLA_ALWAYS_INLINE void forward_group(Run& run) {
     (std::make_index_sequence<members.second>{});
 }
 
+// The staged adjoints of elements [start, end) of reduction J's row added into its gradient row.
+template <class P, std::size_t J, class L, std::size_t N>
+NABLA_ALWAYS_INLINE void flush_stage(const row_pointers<typename P::template body<J>>& at,
+                                     const std::array<double*, N>& stage,
+                                     std::size_t start,
+                                     std::size_t end) {
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+        (
+            [&] {
+                if constexpr (staged_leaf<P, J, K>) {
+                    double* const g = at.gradient[K];
+                    const double* const s = stage[K];
+                    for (std::size_t i = start; i < end; i += width<L>)
+                        add_to(g + i, load<L>(s + i));
+                }
+            }(),
+            ...);
+    }
+    (std::make_index_sequence<N>{});
+}
+
 // The reverse loop of one group over e (a chunk's, on the chunk's run; `count` elements in the
 // whole loop): the adjoints added into the gradient arrays, and those of the scalar leaves
 // returned.
@@ -1799,7 +1920,29 @@ std::array<double, P::count + 1> reverse_range(Run& run, extent e, std::size_t c
                 row_pointers<typename P::template body<members.first[M]>>::template of<true>(
                     run)...};
             std::size_t i = 0;
-            if constexpr (W > 1) {
+            if constexpr (W > 1 && (stages<P, members.first[M]> || ...)) {
+                // Blocks of batches: the staged leaves' adjoints into the buffers, then each
+                // buffer added into its gradient row in a loop of its own.
+                std::tuple<stage_buffers<P, members.first[M]>...> buffers;
+                while (i + W <= n) {
+                    const std::size_t start = i;
+                    const std::size_t end = start + std::min(stage_block, (n - start) / W * W);
+                    const std::tuple stage{[&]<class B>(B& b) {
+                        std::array<double*, std::tuple_size_v<decltype(B::buffer)>> to{};
+                        for (std::size_t k = 0; k < to.size(); ++k)
+                            to[k] = b.buffer[k].data() - start;
+                        return to;
+                    }(std::get<M>(buffers))...};
+                    for (; i < end; i += W)
+                        (element_reverse<P, members.first[M], true>(run, std::get<M>(at), pool,
+                                                                    results, scalar_adjoints, count,
+                                                                    i, std::get<M>(stage).data()),
+                         ...);
+                    (flush_stage<P, members.first[M], L>(std::get<M>(at), std::get<M>(stage), start,
+                                                         end),
+                     ...);
+                }
+            } else if constexpr (W > 1) {
                 for (; i + W <= n; i += W)
                     (element_reverse<P, members.first[M]>(run, std::get<M>(at), pool, results,
                                                           scalar_adjoints, count, i),
@@ -2233,7 +2376,7 @@ auto start_gradient(const array_expression<Body>& f,
     auto run = start_run<P>(f, args...);
     check_lengths<P>(run);
     run.gradient = gradients;
-    for (std::size_t k = 0; k < sizeof...(Args); ++k)
+    for (std::size_t k = 0; k < sizeof...(Args) && !P::accumulate; ++k)
         if (!fusion<P>::fused_argument[k] && !P::constant(k))
             for (std::size_t t = 0; t < run.size[k]; ++t)
                 run.gradient[k][t] = 0.0;
@@ -2275,7 +2418,8 @@ double finish_gradient(Run& run) {
 }
 
 // The value, with the gradients written into arrays shaped like the arguments (contiguous);
-// P's constant arguments take none (their pointer may be null).
+// P's constant arguments take none (their pointer may be null). Where P's value is not wanted,
+// the value returned may lack the sums only it needed.
 template <class P, class Body, class... Args>
 double array_gradient_checked(const array_expression<Body>& f,
                               const std::array<double*, sizeof...(Args)>& gradients,
@@ -2374,7 +2518,7 @@ bind_gradients(const char* what, const std::tuple<Gradients&...>& gradients, con
 
 // Both return auto (nothing), so that a call instantiates them at once and their messages come
 // before errors from the caller's use of the result.
-template <std::uint64_t Constants, class Body, class Cotangent, class... Args>
+template <std::uint64_t Constants, bool Accumulate, class Body, class Cotangent, class... Args>
 auto apply_vjp_checked(const array_expression<Body>& f,
                        const std::array<double*, sizeof...(Args)>& gradients,
                        const Cotangent& w,
@@ -2383,18 +2527,39 @@ auto apply_vjp_checked(const array_expression<Body>& f,
 // w^T J at the arguments, J the Jacobian of array-valued f: the gradient of sum(f * w) with w a
 // constant argument after the others, so that it runs as any gradient does (fused where the
 // plan allows). The arguments of bit k of Constants take no gradient (their pointer may be null).
-template <std::uint64_t Constants = 0, class Body, class Cotangent, class... Args>
+// With Accumulate it is added into what the gradient arrays hold.
+template <std::uint64_t Constants = 0,
+          bool Accumulate = false,
+          class Body,
+          class Cotangent,
+          class... Args>
 auto apply_vjp(const array_expression<Body>& f,
                const std::array<double*, sizeof...(Args)>& gradients,
                const Cotangent& w,
                const Args&... args) {
-    if constexpr (has_products<graph_t<Body>>)
+    if constexpr (has_products<graph_t<Body>> && Accumulate) {
+        // The products' loops store their gradients: into arrays of their own, then added.
+        const std::array<std::size_t, sizeof...(Args)> sizes{
+            static_cast<std::size_t>(args.size())...};
+        std::array<std::vector<double>, sizeof...(Args)> own;
+        std::array<double*, sizeof...(Args)> into{};
+        for (std::size_t k = 0; k < sizeof...(Args); ++k)
+            if (gradients[k] != nullptr) {
+                own[k].resize(sizes[k]);
+                into[k] = own[k].data();
+            }
+        product_vjp<Constants>(f, into, w, args...);
+        for (std::size_t k = 0; k < sizeof...(Args); ++k)
+            for (std::size_t i = 0; i < own[k].size(); ++i)
+                gradients[k][i] += own[k][i];
+    } else if constexpr (has_products<graph_t<Body>>) {
         product_vjp<Constants>(f, gradients, w, args...);
-    else
-        apply_vjp_checked<Constants>(f, gradients, w, args...);
+    } else {
+        apply_vjp_checked<Constants, Accumulate>(f, gradients, w, args...);
+    }
 }
 
-template <std::uint64_t Constants, class Body, class Cotangent, class... Args>
+template <std::uint64_t Constants, bool Accumulate, class Body, class Cotangent, class... Args>
 auto apply_vjp_checked(const array_expression<Body>& f,
                        const std::array<double*, sizeof...(Args)>& gradients,
                        const Cotangent& w,
@@ -2422,7 +2587,7 @@ auto apply_vjp_checked(const array_expression<Body>& f,
             using Seeded = typename std::remove_cvref_t<decltype(seeded)>::body_type;
             using P = program<graph_t<Seeded>,
                               two_d_mask<Args..., Cotangent>() & read_mask<graph_t<Seeded>>,
-                              Constants | std::uint64_t{1} << N, false>;
+                              Constants | std::uint64_t{1} << N, false, Accumulate>;
             std::array<double*, N + 1> all{};
             for (std::size_t k = 0; k < N; ++k)
                 all[k] = gradients[k];
@@ -2555,16 +2720,17 @@ auto apply_vjp(const array_expression<Body>& f,
         return gradients;
 }
 
-// The same, into the caller's arrays (overwritten): an adjoint time step without allocation.
-//   nabla::apply_vjp_into(step, std::tie(gu), w, u);
-template <class Body, class... Gradients, class Cotangent, class... Args>
-void apply_vjp_into(const array_expression<Body>& f,
-                    const std::tuple<Gradients&...>& gradients,
-                    const Cotangent& w,
-                    const Args&... xs) {
-    static_assert(sizeof...(Gradients) == sizeof...(Args),
-                  "nabla::apply_vjp_into: one gradient array per argument.");
-    const auto pointers = detail::bind_gradients("nabla::apply_vjp_into", gradients, xs...);
+namespace detail {
+
+// apply_vjp_into and add_vjp_into (`what`): the gradient arrays checked against the arguments and
+// the cotangent.
+template <bool Accumulate, class Body, class... Gradients, class Cotangent, class... Args>
+void vjp_into(const char* what,
+              const array_expression<Body>& f,
+              const std::tuple<Gradients&...>& gradients,
+              const Cotangent& w,
+              const Args&... xs) {
+    const auto pointers = detail::bind_gradients(what, gradients, xs...);
     if constexpr (detail::ArrayArgument<Cotangent>) {
         const double* first = detail::first_element(w);
         std::size_t span = static_cast<std::size_t>(w.size());
@@ -2577,11 +2743,38 @@ void apply_vjp_into(const array_expression<Body>& f,
             static_cast<std::size_t>(xs.size())...};
         for (std::size_t g = 0; g < sizeof...(Args); ++g) {
             if (detail::extent_in_memory{pointers[g], pointers[g] + sizes[g]}.overlaps(cotangent))
-                throw shape_error("nabla::apply_vjp_into: gradient array " + std::to_string(g) +
+                throw shape_error(std::string(what) + ": gradient array " + std::to_string(g) +
                                   " overlaps the cotangent; write it into an array of its own");
         }
     }
-    detail::apply_vjp(f, pointers, w, xs...);
+    detail::apply_vjp<0, Accumulate>(f, pointers, w, xs...);
+}
+
+}  // namespace detail
+
+// The same, into the caller's arrays (overwritten): an adjoint time step without allocation.
+//   nabla::apply_vjp_into(step, std::tie(gu), w, u);
+template <class Body, class... Gradients, class Cotangent, class... Args>
+void apply_vjp_into(const array_expression<Body>& f,
+                    const std::tuple<Gradients&...>& gradients,
+                    const Cotangent& w,
+                    const Args&... xs) {
+    static_assert(sizeof...(Gradients) == sizeof...(Args),
+                  "nabla::apply_vjp_into: one gradient array per argument.");
+    detail::vjp_into<false>("nabla::apply_vjp_into", f, gradients, w, xs...);
+}
+
+// w^T J added into the caller's arrays, which keep what they held: a sum of pullbacks, or the
+// pullback of a nabla::custom_array adding into the tape's adjoints, with no array of its own.
+//   nabla::add_vjp_into(step, std::tie(gu), w, u);        // gu += w^T J
+template <class Body, class... Gradients, class Cotangent, class... Args>
+void add_vjp_into(const array_expression<Body>& f,
+                  const std::tuple<Gradients&...>& gradients,
+                  const Cotangent& w,
+                  const Args&... xs) {
+    static_assert(sizeof...(Gradients) == sizeof...(Args),
+                  "nabla::add_vjp_into: one gradient array per argument.");
+    detail::vjp_into<true>("nabla::add_vjp_into", f, gradients, w, xs...);
 }
 
 // The gradient alone: the one array argument's, or a tuple of them.

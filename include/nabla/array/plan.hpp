@@ -94,11 +94,17 @@ struct element_expression {
 // Which arguments are two-dimensional is known once the arrays are: bit k of TwoD for argument
 // k. A one-dimensional argument read in a two-dimensional loop is broadcast along its rows.
 // Bit k of Constants: argument k takes no gradient (a pullback's cotangent). Value false: only
-// the gradient is wanted, so a fused sum need not accumulate.
-template <class G, std::uint64_t TwoD = 0, std::uint64_t Constants = 0, bool Value = true>
+// the gradient is wanted, so a fused sum need not accumulate. Accumulate: the gradients are added
+// into what the arrays hold (nabla::add_vjp_into), so no loop stores them.
+template <class G,
+          std::uint64_t TwoD = 0,
+          std::uint64_t Constants = 0,
+          bool Value = true,
+          bool Accumulate = false>
 struct program {
     static constexpr std::uint64_t two_d_mask = TwoD;
     static constexpr bool value_wanted = Value;
+    static constexpr bool accumulate = Accumulate;
     static constexpr bool two_d(std::size_t argument) {
         return argument < 64 && ((TwoD >> argument) & 1) != 0;
     }
