@@ -221,9 +221,11 @@ int main(int argc, char** argv) {
 
         // The heat equation of examples/mpi_heat.cpp: its value and gradient (recording and
         // sweep) against its run on doubles, on two plates.
-        for (const auto& [rows, columns, steps] :
+        for (const auto& [rows, columns, plate_steps] :
              {std::tuple{std::size_t{64}, std::size_t{48}, 100},
               std::tuple{std::size_t{512}, std::size_t{512}, 50}}) {
+            // A copy: clang 14 lambdas cannot capture a structured binding.
+            const int steps = plate_steps;
             const heat::strip s = heat::strip_of(rows, columns, rank(), p);
             const std::vector<double> u0 = heat::part(s, heat::initial);
             const std::vector<double> goal = heat::part(s, heat::target);
