@@ -11,4 +11,5 @@
 #include "rules/nonsmooth.hpp"
 #include "rules/power.hpp"
 #include "rules/special.hpp"
+#include "rules/special_functions.hpp"
 #include "rules/trig.hpp"

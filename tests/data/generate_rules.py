@@ -251,6 +251,52 @@ RULES["digamma"] = unary(lambda x: mpmath.psi(0, x),
                          lambda x: mpmath.psi(2, x))
 
 
+
+def lambert_ref(branch):
+    def w(x):
+        return mpmath.re(mpmath.lambertw(x, branch))
+    return unary(w,
+                 lambda x: mpmath.exp(-w(x)) / (1 + w(x)),
+                 lambda x: -mpmath.exp(-2 * w(x)) * (2 + w(x)) / (1 + w(x)) ** 3)
+
+
+def ellip_k(k):
+    return mpmath.ellipk(k * k)
+
+
+def ellip_e(k):
+    return mpmath.ellipe(k * k)
+
+
+def ellip_k_d1(k):
+    return (ellip_e(k) - (1 - k * k) * ellip_k(k)) / (k * (1 - k * k))
+
+
+def ellip_e_d1(k):
+    return (ellip_e(k) - ellip_k(k)) / k
+
+
+RULES["sin_pi"] = unary(mpmath.sinpi, lambda x: mpmath.pi * mpmath.cospi(x),
+                        lambda x: -mpmath.pi ** 2 * mpmath.sinpi(x))
+RULES["cos_pi"] = unary(mpmath.cospi, lambda x: -mpmath.pi * mpmath.sinpi(x),
+                        lambda x: -mpmath.pi ** 2 * mpmath.cospi(x))
+RULES["sqrt1pm1"] = unary(lambda x: mpmath.sqrt(1 + x) - 1,
+                          lambda x: 1 / (2 * mpmath.sqrt(1 + x)),
+                          lambda x: -1 / (4 * (1 + x) * mpmath.sqrt(1 + x)))
+RULES["expint"] = unary(mpmath.ei, lambda x: mpmath.exp(x) / x,
+                        lambda x: mpmath.exp(x) * (x - 1) / x ** 2)
+RULES["lambert_w0"] = lambert_ref(0)
+RULES["lambert_wm1"] = lambert_ref(-1)
+# K and E from their ODEs: k (1 - k^2) K'' + (1 - 3 k^2) K' - k K = 0 and
+# k (1 - k^2) E'' + (1 - k^2) E' + k E = 0.
+RULES["comp_ellint_1"] = unary(
+    ellip_k, ellip_k_d1,
+    lambda k: (k * ellip_k(k) - (1 - 3 * k * k) * ellip_k_d1(k)) / (k * (1 - k * k)))
+RULES["comp_ellint_2"] = unary(
+    ellip_e, ellip_e_d1,
+    lambda k: -((1 - k * k) * ellip_e_d1(k) + k * ellip_e(k)) / (k * (1 - k * k)))
+
+
 def rule_add(p, xs):
     a, b = xs
     return a + b, [ONE, ONE], [[ZERO, ZERO], [ZERO, ZERO]]
@@ -420,6 +466,19 @@ POINTS = {
                   -10000000000.5),
     "digamma": pts1(1.0, 2.0, 0.5, 3.7, 10.0, 100.5, 1e10, 1e-8, 1e-100,
                     -0.5, -1.5, -2.3),
+    "sin_pi": pts1(0.3, -0.75, 0.5, 1.0, -3.0, 2.25, 1e-8, 123.25, 0.0,
+                   1e10 + 0.5, -7.125),
+    "cos_pi": pts1(0.3, -0.75, 0.5, 1.0, -3.0, 2.25, 1e-8, 123.25, 0.0,
+                   1e10 + 0.5, -7.125),
+    "sqrt1pm1": pts1(0.3, 1e-10, -0.5, 3.0, 1e10, -0.999, 1e-300, -1e-8),
+    "expint": pts1(0.3, 1.0, -1.0, 5.0, -5.0, 1e-8, 50.0, -30.0, 0.372507410781366634,
+                   700.0),
+    "lambert_w0": pts1(0.3, 1.0, -0.3, -0.36, 10.0, 1e3, 1e100, 1e-8, -1e-8, 2.5,
+                       -0.3678),
+    "lambert_wm1": pts1(-0.3, -0.1, -0.01, -1e-5, -1e-100, -0.36, -0.2,
+                        -0.3678),
+    "comp_ellint_1": pts1(0.3, -0.5, 0.9, 0.99, 0.999999, 1e-4, 0.7, -0.25),
+    "comp_ellint_2": pts1(0.3, -0.5, 0.9, 0.99, 0.999999, 1e-4, 0.7, -0.25),
     "add": pts2((1, 2), (0.5, -0.25), (-3, 7.5), (1e300, 1e300),
                 (1e-300, 2e-300), (1e10, -1e-10), (0, 4), (-1e-8, -3)),
     "sub": pts2((1, 2), (0.5, -0.25), (-3, 7.5), (1e300, -1e300),

@@ -28,7 +28,8 @@ enum class op {
     neg, exp, exp2, expm1, log, log2, log10, log1p, sqrt, cbrt, sin, cos, tan, asin, acos, atan,
     sinh, cosh, tanh, asinh, acosh, atanh, erf, erfc, tgamma, lgamma, digamma, trigamma, abs,
     sign, floor, ceil, round, trunc, add, sub, mul, div, pow, powi, atan2, hypot, min, max, fmin,
-    fmax, fma, add_constant, times_constant, constant_over, branch, loop, accumulate
+    fmax, fma, sin_pi, cos_pi, sqrt1pm1, expint, lambert_w0, lambert_wm1, comp_ellint_1,
+    comp_ellint_2, add_constant, times_constant, constant_over, branch, loop, accumulate
 };
 // clang-format on
 inline constexpr int op_count = static_cast<int>(op::accumulate) + 1;
@@ -40,8 +41,9 @@ inline const char* name(op o) {
         "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
         "erf", "erfc", "tgamma", "lgamma", "digamma", "trigamma", "abs", "sign", "floor", "ceil",
         "round", "trunc", "add", "sub", "mul", "div", "pow", "powi", "atan2", "hypot", "min",
-        "max", "fmin", "fmax", "fma", "add_constant", "times_constant", "constant_over", "branch",
-        "loop", "accumulate"};
+        "max", "fmin", "fmax", "fma", "sin_pi", "cos_pi", "sqrt1pm1", "expint", "lambert_w0",
+        "lambert_wm1", "comp_ellint_1", "comp_ellint_2", "add_constant", "times_constant",
+        "constant_over", "branch", "loop", "accumulate"};
     // clang-format on
     return names[static_cast<int>(o)];
 }
@@ -80,7 +82,9 @@ struct program {
 template <class X>
 auto run(const program& p, const X& x, std::vector<int>* branches = nullptr) {
     using T = std::decay_t<decltype(x[0])>;
-    using nabla::digamma, nabla::polygamma, nabla::sign, std::ceil, std::trunc;
+    using nabla::digamma, nabla::polygamma, nabla::sign, std::ceil, std::trunc, nabla::sin_pi,
+        nabla::cos_pi, nabla::sqrt1pm1, nabla::expint, nabla::lambert_w0, nabla::lambert_wm1,
+        nabla::comp_ellint_1, nabla::comp_ellint_2;
     using std::abs, std::acos, std::acosh, std::asin, std::asinh, std::atan, std::atan2, std::atanh,
         std::cbrt, std::cos, std::cosh, std::erf, std::erfc, std::exp, std::exp2, std::expm1,
         std::floor, std::fma, std::fmax, std::fmin, std::hypot, std::lgamma, std::log, std::log10,
@@ -180,6 +184,30 @@ auto run(const program& p, const X& x, std::vector<int>* branches = nullptr) {
             break;
         case op::trigamma:
             r = polygamma(1, a);
+            break;
+        case op::sin_pi:
+            r = sin_pi(a);
+            break;
+        case op::cos_pi:
+            r = cos_pi(a);
+            break;
+        case op::sqrt1pm1:
+            r = sqrt1pm1(a);
+            break;
+        case op::expint:
+            r = expint(a);
+            break;
+        case op::lambert_w0:
+            r = lambert_w0(a);
+            break;
+        case op::lambert_wm1:
+            r = lambert_wm1(a);
+            break;
+        case op::comp_ellint_1:
+            r = comp_ellint_1(a);
+            break;
+        case op::comp_ellint_2:
+            r = comp_ellint_2(a);
             break;
         case op::abs:
             r = abs(a);
@@ -439,6 +467,23 @@ private:
         case op::abs:
         case op::sign:
             ok = away(a, 0.0);
+            break;
+        case op::sqrt1pm1:
+            ok = a > -0.75;
+            break;
+        case op::expint:
+            ok = std::abs(a) > 0.25 && std::abs(a) < 4.0;
+            break;
+        case op::lambert_w0:
+            ok = a > -0.3;  // away from the branch point -1/e
+            break;
+        case op::lambert_wm1:
+            ok = a > -0.3 && a < -0.02;
+            break;
+        case op::comp_ellint_1:
+        case op::comp_ellint_2:
+            // (Away from k = 0, where the closed forms of the second derivatives divide 0 by 0.)
+            ok = std::abs(a) < 0.9 && std::abs(a) > 0.05;
             break;
         case op::floor:
         case op::ceil:

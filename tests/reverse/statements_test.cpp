@@ -267,3 +267,20 @@ TEST_CASE("tape: an accumulation before the tape's first partial", "[reverse]") 
     CHECK(t.adjoint(y) == 3.0);
     CHECK(t.adjoint(input) == 5.0);
 }
+
+TEST_CASE("an integer constant in a statement is a number of the tape's type (regression: x / 8 "
+          "had derivative 0, from 1 / 8 in integer arithmetic)",
+          "[reverse]") {
+    nabla::tape<> tape;
+    auto recording = tape.record();
+    const nabla::var x = tape.input(0.3);
+    const nabla::var quotients = x / 8 + x * x / 2u + 1 / (x / 4L);
+    const nabla::var powers = pow(x, 3) + polygamma(1, x);
+    tape.gradient(quotients);
+    CHECK(tape.adjoint(x) == Approx(1.0 / 8 + 0.3 - 4.0 / (0.3 * 0.3)).epsilon(1e-15));
+    tape.zero_adjoints();
+    tape.gradient(powers);
+    // (Integers stay integers where a rule reads them as such: a power's exponent, an order.)
+    CHECK(tape.adjoint(x) ==
+          Approx(3 * 0.3 * 0.3 + nabla::rules::polygamma(2, 0.3)).epsilon(1e-15));
+}

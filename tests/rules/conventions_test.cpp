@@ -9,6 +9,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <numbers>
 #include <tuple>
 #include <vector>
 
@@ -278,4 +279,59 @@ TEST_CASE("structural zeros are strong", "[rules][conventions]") {
     const auto f = log(x);
     CHECK(nabla::d(f, y)(-1.0, 2.0) == 0.0);
     CHECK(nabla::grad(f * 1.0 + y, 0.0, 1.0)[1] == 1.0);
+}
+
+// One function at one point in every first-order mode: the static graph, dual numbers, the tape.
+template <class F>
+void check_edge(const F& f, double at, double value, double derivative) {
+    INFO("at " << at);
+    const auto same = [](double a, double b) {
+        return (std::isnan(a) && std::isnan(b)) || a == b;
+    };
+    CHECK(same(f(x)(at), value));
+    CHECK(same(nabla::d(f(x), x)(at), derivative));
+    const auto dual = f(nabla::dual<double, 1>(at, {1.0}));
+    CHECK(same(dual.value, value));
+    CHECK(same(dual.tangent[0], derivative));
+    nabla::tape<> tape;
+    auto recording = tape.record();
+    const nabla::var v = tape.input(at);
+    const nabla::var r = f(v);
+    tape.gradient(r);
+    CHECK(same(r.value, value));
+    CHECK(same(tape.adjoint(v), derivative));
+}
+
+TEST_CASE("special functions at their edges", "[rules][conventions]") {
+    constexpr double pi = std::numbers::pi;
+    const double branch = -1.0 / std::numbers::e;
+    const auto k = [](const auto& v) { return comp_ellint_1(v); };
+    const auto e = [](const auto& v) { return comp_ellint_2(v); };
+    // The complete elliptic integrals: derivative 0 at k = 0, K infinite at |k| = 1.
+    check_edge(k, 0.0, pi / 2, 0.0);
+    check_edge(e, 0.0, pi / 2, 0.0);
+    check_edge(k, 1.0, inf, inf);
+    check_edge(k, -1.0, inf, -inf);
+    check_edge(e, 1.0, 1.0, -inf);
+    check_edge(k, 1.5, not_a_number, not_a_number);
+    // Lambert W: -1 at the branch point, with the derivative of each branch's side.
+    const auto w0 = [](const auto& v) { return lambert_w0(v); };
+    const auto wm1 = [](const auto& v) { return lambert_wm1(v); };
+    check_edge(w0, branch, -1.0, inf);
+    check_edge(wm1, branch, -1.0, -inf);
+    check_edge(w0, 0.0, 0.0, 1.0);
+    check_edge(w0, -0.5, not_a_number, not_a_number);
+    check_edge(wm1, 0.5, not_a_number, not_a_number);
+    CHECK(nabla::lambert_wm1(0.0) == -inf);
+    // Ei's logarithmic singularity, sqrt1pm1's root at -1.
+    check_edge([](const auto& v) { return expint(v); }, 0.0, -inf, inf);
+    check_edge([](const auto& v) { return sqrt1pm1(v); }, -1.0, -1.0, inf);
+    // sin_pi and cos_pi vanish exactly where sin(pi x) and cos(pi x) do, however large x.
+    check_edge([](const auto& v) { return sin_pi(v); }, 3.0, 0.0, -pi);
+    check_edge([](const auto& v) { return cos_pi(v); }, 2.5, 0.0, -pi);
+    CHECK(nabla::sin_pi(1e15) == 0.0);
+    CHECK(nabla::cos_pi(1e15 + 0.5) == 0.0);
+    CHECK(nabla::sin_pi(-2.0) == 0.0);
+    CHECK(std::signbit(nabla::sin_pi(-2.0)));
+    CHECK(nabla::cos_pi(1e15) == 1.0);
 }

@@ -15,9 +15,14 @@ namespace {
 
 using nabla::detail::to_number;
 
-// A point inside every listed function's domain (acosh needs x > 1, atanh |x| < 1).
+// A point inside every listed function's domain (acosh needs x > 1, atanh |x| < 1, Lambert W's
+// lower branch -1/e <= x < 0).
 constexpr double unary_point(const char* name) {
-    return std::string_view(name) == "acosh" ? 1.3 : 0.3;
+    if (std::string_view(name) == "acosh")
+        return 1.3;
+    if (std::string_view(name) == "lambert_wm1")
+        return -0.3;
+    return 0.3;
 }
 
 // f applied to x in every mode: the value and d f / d x against the rule's.

@@ -17,7 +17,9 @@ namespace nabla_test {
 
 template <class Check>
 void for_each_rule_function(Check check) {
-    using nabla::digamma, nabla::polygamma, nabla::min, nabla::max;
+    using nabla::digamma, nabla::polygamma, nabla::min, nabla::max, nabla::sin_pi, nabla::cos_pi,
+        nabla::sqrt1pm1, nabla::expint, nabla::lambert_w0, nabla::lambert_wm1,
+        nabla::comp_ellint_1, nabla::comp_ellint_2;
     using std::abs, std::acos, std::acosh, std::asin, std::asinh, std::atan, std::atan2, std::atanh,
         std::cbrt, std::ceil, std::cos, std::cosh, std::erf, std::erfc, std::exp, std::exp2,
         std::expm1, std::floor, std::fma, std::fmax, std::fmin, std::hypot, std::lgamma, std::log,
@@ -59,6 +61,14 @@ void for_each_rule_function(Check check) {
     NABLA_TEST_UNARY(tgamma);
     NABLA_TEST_UNARY(lgamma);
     NABLA_TEST_UNARY(digamma);
+    NABLA_TEST_UNARY(sin_pi);
+    NABLA_TEST_UNARY(cos_pi);
+    NABLA_TEST_UNARY(sqrt1pm1);
+    NABLA_TEST_UNARY(expint);
+    NABLA_TEST_UNARY(lambert_w0);
+    NABLA_TEST_UNARY(lambert_wm1);
+    NABLA_TEST_UNARY(comp_ellint_1);
+    NABLA_TEST_UNARY(comp_ellint_2);
     NABLA_TEST_UNARY(abs);
     NABLA_TEST_UNARY(floor);
     NABLA_TEST_UNARY(ceil);

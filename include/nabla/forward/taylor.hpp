@@ -104,8 +104,13 @@ constexpr const auto& coefficients(const X& x) {
         return x;
 }
 
+template <class Rule, class T, std::size_t K, class... X>
+constexpr taylor<T, K> series_of(const X&... x);
+
 // The series of a unary rule without a recurrence of its own: the partial is evaluated as a
-// series of order K-1 (the rules stay the one source of derivatives) and integrated.
+// series of order K-1 (the rules stay the one source of derivatives) and integrated. The result
+// it is given is the rule's own series to order K-1, for partials written with it (the complete
+// elliptic integrals').
 template <class Rule, class T, std::size_t K>
 constexpr taylor<T, K> by_partial(const taylor<T, K>& u) {
     const T value = Rule::value(u.c[0]);
@@ -113,8 +118,8 @@ constexpr taylor<T, K> by_partial(const taylor<T, K>& u) {
         return taylor<T, 0>(value);
     } else {
         const auto lower = from_coefficients(rules::series::truncate<K - 1>(u.c));
-        const auto p =
-            to_number<taylor<T, K - 1>>(Rule::template partial<0>(taylor<T, K - 1>(value), lower));
+        const taylor<T, K - 1> y = series_of<Rule, T, K - 1>(lower);
+        const auto p = to_number<taylor<T, K - 1>>(Rule::template partial<0>(y, lower));
         return from_coefficients(rules::series::integrate(value, u.c, p.c));
     }
 }

@@ -46,12 +46,23 @@ public:
     // Assigning an expression records one statement.
     template <detail::ActiveExpression E>
     requires std::is_same_v<detail::active_value_t<E>, T> NABLA_ALWAYS_INLINE active(const E& e) {
-        assign(e);
+        // (The recording is written here, not in a function this calls: each level of always
+        // inlined functions is one more copy of a long statement for the compiler to optimise.)
+        const T v = detail::value_of(e);
+        tape<T>* target = detail::active_tape<T>;
+        if (target == nullptr) [[unlikely]] {
+            detail::check_passive(e);
+            value = v;
+            return;
+        }
+        index_ = detail::record_statement(target, e);
+        generation_ = target->generation();
+        value = v;
     }
     template <detail::ActiveExpression E>
     requires std::is_same_v<detail::active_value_t<E>, T> NABLA_ALWAYS_INLINE active&
     operator=(const E& e) {
-        assign(e);
+        *this = active(e);
         return *this;
     }
     template <class U>
@@ -107,22 +118,6 @@ private:
         : value(v),
           index_(index),
           generation_(generation) {}
-
-    template <class E>
-    NABLA_ALWAYS_INLINE void assign(const E& e) {
-        const T v = detail::value_of(e);
-        tape<T>* target = detail::active_tape<T>;
-        if (target == nullptr) [[unlikely]] {
-            detail::check_passive(e);
-            value = v;
-            index_ = 0;
-            generation_ = 0;
-            return;
-        }
-        index_ = detail::record_statement(target, e);
-        generation_ = target->generation();
-        value = v;
-    }
 
     detail::tape_index index_ = 0;
     std::uint32_t generation_ = 0;

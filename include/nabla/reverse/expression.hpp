@@ -49,13 +49,13 @@ struct named {
 };
 
 template <class Rule, class T, class... Operands>
-struct active_node {
+struct active_node : detail::node_value<T> {
     // Whether this node, named, is held by copy (a small intermediate) or collapsed.
     static constexpr bool held_by_copy = detail::held_by_copy<Operands...>;
     using rule = Rule;
+    static constexpr std::size_t arity = sizeof...(Operands);
 
-    T value;
-    std::tuple<Operands...> operands;
+    detail::operand_pack<Operands...> operands;
     // The collapsed form, made the first time this node is used as a named operand (nothing for a
     // small one).
     [[no_unique_address]] mutable std::conditional_t<held_by_copy, detail::no_cache, collapsed<T>>
@@ -64,14 +64,8 @@ struct active_node {
     template <class... Args>
     requires(sizeof...(Args) == sizeof...(Operands)) NABLA_ALWAYS_INLINE
         constexpr explicit active_node(Args&&... args)
-        : value(compute(args...)),
-          operands(std::forward<Args>(args)...) {}
-
-private:
-    template <class... Args>
-    NABLA_ALWAYS_INLINE static constexpr T compute(const Args&... args) {
-        return detail::to_number<T>(Rule::value(detail::value_of(args)...));
-    }
+        : detail::node_value<T>{detail::to_number<T>(Rule::value(detail::value_of(args)...))},
+          operands{std::forward<Args>(args)...} {}
 };
 
 // Arithmetic: each operator builds a node; nothing is recorded until a node is assigned.

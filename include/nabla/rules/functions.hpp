@@ -36,6 +36,14 @@
     X(erfc, erfc_rule)                                                                             \
     X(tgamma, tgamma_rule)                                                                         \
     X(lgamma, lgamma_rule)                                                                         \
+    X(sin_pi, sin_pi_rule)                                                                         \
+    X(cos_pi, cos_pi_rule)                                                                         \
+    X(sqrt1pm1, sqrt1pm1_rule)                                                                     \
+    X(expint, expint_rule)                                                                         \
+    X(lambert_w0, lambert_w0_rule)                                                                 \
+    X(lambert_wm1, lambert_wm1_rule)                                                               \
+    X(comp_ellint_1, comp_ellint_1_rule)                                                           \
+    X(comp_ellint_2, comp_ellint_2_rule)                                                           \
     X(abs, abs_rule)                                                                               \
     X(fabs, abs_rule)                                                                              \
     X(sign, sign_rule)                                                                             \

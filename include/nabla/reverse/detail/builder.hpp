@@ -22,23 +22,36 @@
 
 namespace nabla::detail {
 
-template <class P, class Builder, class Out, class T, class E>
-void propagate(Builder& b, Out& out, const E& e, const T& adjoint);
-template <class P, class Builder, class Out, class T, class Rule, class... Operands>
-void propagate_node(Builder& b,
-                    Out& out,
-                    const active_node<Rule, T, Operands...>& e,
-                    const T& adjoint);
+template <class E, std::size_t Id, class P>
+struct walk_list;
+template <class E, class P>
+using walk_t = typename walk_list<E, 0, P>::type;
+template <class Nodes, class Leaves, class Collapsed, class Named>
+struct walk_kinds;
+template <class Builder, class Out, class T, class E, class... Nodes, class... Leaves,
+          class... Collapsed, class... Named>
+void propagate(Builder& b,
+               Out& out,
+               const E& e,
+               const T& adjoint,
+               walk_kinds<type_list<Nodes...>,
+                          type_list<Leaves...>,
+                          type_list<Collapsed...>,
+                          type_list<Named...>>);
 
 // Collects one statement's partials for `out` (the tape, or the scratch memory when an
 // intermediate is collapsed): active leaves in places, merged by index and written after the named
 // intermediates are expanded; named intermediates merged when they are the same, collapsed ones by
 // offset, and both expanded at the end. (Merged: the part of E whose variables have places, all
 // of E but an accumulated sum.)
-template <class T, class E, class Merged = E>
-struct statement_builder {
-    static constexpr std::size_t Slots = collapsed_count<E>;
-    using names = named_list_t<E>;
+//
+// Its type holds only what it needs of E's (so that the many small functions of a long
+// statement do not each carry the statement's whole type): the number of collapsed operands,
+// the number of variables the merged part reads directly, and the named intermediates' types.
+template <class T, std::size_t SlotCount, std::size_t DirectLeaves, class NamedList>
+struct statement_builder_of {
+    static constexpr std::size_t Slots = SlotCount;
+    using names = NamedList;
     static constexpr std::size_t Names = names::size;
 
     tape<T>* target;
@@ -71,13 +84,19 @@ struct statement_builder {
     // Where the variables of the K-th named intermediate are among the leaves.
     template <std::size_t... K>
     static constexpr std::size_t named_leaves_before(std::index_sequence<K...>) {
-        return direct_leaf_count<Merged> +
+        return DirectLeaves +
                ((first_of_type<K>() ? leaf_count<at<K, names>> : 0) + ... + 0);
     }
     // The active variables the statement reads, in the order of the expression (the ones inside
     // named intermediates last), with their partials; index 0 for a constant or one not read (a
     // use of a named intermediate merged into an earlier one, an accumulated sum).
-    static constexpr std::size_t Leaves = named_leaves_before(std::make_index_sequence<Names>{});
+    // A statement that reads more than leaf_merge_limit variables writes them as they come:
+    // merging them would compare every two, and places for them cost the compiler several
+    // functions each.
+    static constexpr bool places_leaves =
+        named_leaves_before(std::make_index_sequence<Names>{}) <= leaf_merge_limit;
+    static constexpr std::size_t Leaves =
+        places_leaves ? named_leaves_before(std::make_index_sequence<Names>{}) : 0;
     std::array<tape_index, Leaves> leaf_index{};
     std::array<T, Leaves> leaf_partial{};
     std::array<bool, Leaves> leaf_kept{};
@@ -90,7 +109,7 @@ struct statement_builder {
         // past it the index is the one to write, with no select, which clang++ makes shorter
         // code of; for one written as it comes, g++ made better code of the select.)
         const bool recorded = v.generation() == generation;
-        if constexpr (L == unmerged_leaf || L == unmerged_sum) {
+        if constexpr (L == unmerged_leaf || L == unmerged_sum || L == unplaced_leaf) {
             if (!recorded) [[unlikely]]
                 tape_access::check(*target, v.generation(), v.index());
         } else {
@@ -102,9 +121,12 @@ struct statement_builder {
         } else if constexpr (L == unmerged_sum) {
             if (recorded)
                 out.push(v.index(), adjoint);
+        } else if constexpr (L == unplaced_leaf) {
+            // (Past the check, a variable of another recording is passive: index 0.)
+            out.push_if(v.index(), adjoint, recorded && v.index() != 0);
         } else {
-            std::get<L>(leaf_index) = v.index();
-            std::get<L>(leaf_partial) = adjoint;
+            leaf_index[L] = v.index();
+            leaf_partial[L] = adjoint;
         }
     }
 
@@ -114,20 +136,19 @@ struct statement_builder {
     // as it turns -0 into +0).
     template <std::size_t K, std::size_t J>
     NABLA_ALWAYS_INLINE void merge_leaf(bool& merged) {
-        const bool take = !merged && std::get<J>(leaf_index) == std::get<K>(leaf_index);
-        std::get<J>(leaf_partial) += take ? std::get<K>(leaf_partial) : T(-0.0);
+        const bool take = !merged && leaf_index[J] == leaf_index[K];
+        leaf_partial[J] += take ? leaf_partial[K] : T(-0.0);
         merged = merged || take;
     }
     template <std::size_t K, std::size_t... J>
     NABLA_ALWAYS_INLINE void merge_leaf(std::index_sequence<J...>) {
         bool merged = false;
-        if constexpr (Leaves <= leaf_merge_limit)
-            (merge_leaf<K, J>(merged), ...);
-        std::get<K>(leaf_kept) = !merged && std::get<K>(leaf_index) != 0;
+        (merge_leaf<K, J>(merged), ...);
+        leaf_kept[K] = !merged && leaf_index[K] != 0;
     }
     template <std::size_t K>
     NABLA_ALWAYS_INLINE void write_leaf(cursor<T>& out) {
-        out.push_if(std::get<K>(leaf_index), std::get<K>(leaf_partial), std::get<K>(leaf_kept));
+        out.push_if(leaf_index[K], leaf_partial[K], leaf_kept[K]);
     }
     template <std::size_t... K>
     NABLA_ALWAYS_INLINE void write_leaves(cursor<T>& out, std::index_sequence<K...>) {
@@ -150,9 +171,9 @@ struct statement_builder {
     // intermediates compared too, cost every accumulating statement more instructions.)
     template <std::size_t... K>
     NABLA_ALWAYS_INLINE bool merge_sum(const active<T>& sum, std::index_sequence<K...>) {
-        if constexpr (Leaves <= leaf_merge_limit && sizeof...(K) > 0) {
+        if constexpr (places_leaves && sizeof...(K) > 0) {
             const tape_index s = sum.index();
-            if ((unsigned(std::get<K>(leaf_index) == s) | ...) != 0) [[unlikely]] {
+            if ((unsigned(leaf_index[K] == s) | ...) != 0) [[unlikely]] {
                 bool merged = false;
                 (merge_sum_into<K>(s, merged), ...);
                 return true;
@@ -162,12 +183,12 @@ struct statement_builder {
     }
     template <std::size_t K>
     NABLA_ALWAYS_INLINE void merge_sum_into(tape_index sum, bool& merged) {
-        const bool take = !merged && std::get<K>(leaf_index) == sum;
-        std::get<K>(leaf_partial) += take ? T(1) : T(-0.0);
+        const bool take = !merged && leaf_index[K] == sum;
+        leaf_partial[K] += take ? T(1) : T(-0.0);
         merged = merged || take;
     }
     NABLA_ALWAYS_INLINE bool merge_sum(const active<T>& sum) {
-        return merge_sum(sum, std::make_index_sequence<direct_leaf_count<Merged>>{});
+        return merge_sum(sum, std::make_index_sequence<DirectLeaves>{});
     }
 
     // The collapsed operand at slot S.
@@ -177,16 +198,16 @@ struct statement_builder {
         if (c.generation != generation) [[unlikely]]
             tape_access::check(*target, c.generation,
                                c.count == 0 ? 0 : 1);  // passive, or a stale one: throws
-        std::get<S>(begins) = c.count != 0 ? c.begin : no_partials;
-        std::get<S>(counts) = c.count;
-        std::get<S>(adjoints) = adjoint * c.scale;
+        begins[S] = c.count != 0 ? c.begin : no_partials;
+        counts[S] = c.count;
+        adjoints[S] = adjoint * c.scale;
     }
 
     // The named operand at place K.
     template <std::size_t K, class Node>
     NABLA_ALWAYS_INLINE void named_operand(const named<Node>& n, const T& adjoint) {
-        std::get<K>(name_at) = &n;
-        std::get<K>(name_adjoints) = adjoint;
+        name_at[K] = &n;
+        name_adjoints[K] = adjoint;
     }
 
     // Adds the adjoint of the K-th named operand to the J-th's when both are the same
@@ -198,9 +219,9 @@ struct statement_builder {
         if constexpr (std::is_same_v<at<J, names>, at<K, names>>) {
             using N = at<K, names>;
             const bool take =
-                !merged && same_expression(*static_cast<const N*>(std::get<J>(name_at)),
-                                           *static_cast<const N*>(std::get<K>(name_at)));
-            std::get<J>(name_adjoints) += take ? std::get<K>(name_adjoints) : T(-0.0);
+                !merged && same_expression(*static_cast<const N*>(name_at[J]),
+                                           *static_cast<const N*>(name_at[K]));
+            name_adjoints[J] += take ? name_adjoints[K] : T(-0.0);
             merged = merged || take;
         }
     }
@@ -208,17 +229,19 @@ struct statement_builder {
     NABLA_ALWAYS_INLINE void merge_named(std::index_sequence<J...>) {
         bool merged = false;
         (merge_into<K, J>(merged), ...);
-        std::get<K>(name_kept) = !merged;
+        name_kept[K] = !merged;
     }
     template <std::size_t K>
     NABLA_ALWAYS_INLINE void expand_one(cursor<T>& out) {
         using N = at<K, names>;
         using P = position<0, 0,
-                           first_of_type<K>() ? named_leaves_before(std::make_index_sequence<K>{})
-                                              : unmerged_leaf>;
+                           !places_leaves ? unplaced_leaf
+                           : first_of_type<K>()
+                               ? named_leaves_before(std::make_index_sequence<K>{})
+                               : unmerged_leaf>;
         if (name_kept[K])
-            propagate_node<P>(*this, out, static_cast<const N*>(name_at[K])->node,
-                              name_adjoints[K]);
+            propagate(*this, out, static_cast<const N*>(name_at[K])->node, name_adjoints[K],
+                      walk_t<decltype(N::node), P>{});
     }
     template <std::size_t... K>
     NABLA_ALWAYS_INLINE void expand_named(cursor<T>& out, std::index_sequence<K...>) {
@@ -238,15 +261,15 @@ struct statement_builder {
     // compiler; the code the compilers make of these folds is fragile.)
     template <std::size_t K, std::size_t J>
     NABLA_ALWAYS_INLINE void merge_slot(bool& merged) {
-        const bool take = !merged && std::get<J>(begins) == std::get<K>(begins);
-        std::get<J>(adjoints) += take ? std::get<K>(adjoints) : T(0);
+        const bool take = !merged && begins[J] == begins[K];
+        adjoints[J] += take ? adjoints[K] : T(0);
         merged = merged || take;
     }
     template <std::size_t K, std::size_t... J>
     NABLA_ALWAYS_INLINE void merge_collapsed(std::index_sequence<J...>) {
         bool merged = false;
         (merge_slot<K, J>(merged), ...);
-        std::get<K>(kept) = !merged;
+        kept[K] = !merged;
     }
     template <std::size_t... K>
     NABLA_ALWAYS_INLINE std::size_t merge_collapsed(std::index_sequence<K...>) {
@@ -270,10 +293,9 @@ struct statement_builder {
     };
     template <std::size_t K>
     NABLA_ALWAYS_INLINE void note_sole(sole_intermediate& one, std::size_t& with_partials) const {
-        if (std::get<K>(kept) && std::get<K>(counts) != 0) {
+        if (kept[K] && counts[K] != 0) {
             ++with_partials;
-            one = sole_intermediate{true, std::get<K>(begins), std::get<K>(counts),
-                                    std::get<K>(adjoints)};
+            one = sole_intermediate{true, begins[K], counts[K], adjoints[K]};
         }
     }
     template <std::size_t... K>
@@ -297,11 +319,11 @@ struct statement_builder {
     template <std::size_t K>
     NABLA_ALWAYS_INLINE void
     write_collapsed_operand(cursor<T>& out, const tape_index* index, const T* partial) {
-        if (!std::get<K>(kept))
+        if (!kept[K])
             return;
-        const T a = std::get<K>(adjoints);
-        const tape_index begin = std::get<K>(begins);
-        const std::size_t n = std::get<K>(counts);
+        const T a = adjoints[K];
+        const tape_index begin = begins[K];
+        const std::size_t n = counts[K];
         tape_index* to_index = out.index + out.written;
         T* to_partial = out.partial + out.written;
         const tape_index* from_index = index + begin;
@@ -334,22 +356,9 @@ struct statement_builder {
     }
 };
 
-// The partials of a statement, multiplied along the expression down to its leaves; P is where e
-// is in the statement, and out where the builder writes the pairs of variables as they come (a
-// cursor; nothing for a builder that sees only collapsed operands).
-template <class P, class Builder, class Out, class T, class E>
-NABLA_ALWAYS_INLINE void propagate(Builder& b, Out& out, const E& e, const T& adjoint) {
-    if constexpr (is_active_v<E>) {
-        b.template leaf<P::leaf>(out, e, adjoint);
-    } else if constexpr (is_collapsed_v<E>) {
-        b.template collapsed_operand<P::slot>(e, adjoint);
-    } else if constexpr (is_named_v<E>) {
-        b.template named_operand<P::name>(e, adjoint);
-    } else if constexpr (is_active_node_v<E>) {
-        propagate_node<P>(b, out, e, adjoint);
-    }
-    // constants: nothing
-}
+template <class T, class E, class Merged = E>
+using statement_builder =
+    statement_builder_of<T, collapsed_count<E>, direct_leaf_count<Merged>, named_list_t<E>>;
 
 // The partial of a node with respect to its J-th operand, from the rule table and the values the
 // node holds (no lambdas here or below: every step of a statement is forced inline, so the
@@ -357,7 +366,187 @@ NABLA_ALWAYS_INLINE void propagate(Builder& b, Out& out, const E& e, const T& ad
 template <std::size_t J, class Rule, class T, class... Operands, std::size_t... K>
 NABLA_ALWAYS_INLINE T node_partial(const active_node<Rule, T, Operands...>& e,
                                    std::index_sequence<K...>) {
-    return to_number<T>(Rule::template partial<J>(e.value, value_of(std::get<K>(e.operands))...));
+    using E = active_node<Rule, T, Operands...>;
+    return to_number<T>(
+        Rule::template partial<J>(e.value, value_of(e.operands.*operand<K, E>)...));
+}
+
+// A statement's active subexpressions in pre-order (a node before its operands; constants are
+// left out), each with its number in that order and its position in the statement builder.
+// The walks below visit this list with one fold instead of recursing down the expression: a
+// recursion makes one function per level, and the compiler optimises each before inlining it
+// into the next, which costs compile time quadratic in the depth of a statement.
+template <class E, std::size_t Id, class P, std::size_t... Children>
+struct walk_entry {
+    using type = E;
+    using position = P;
+    static constexpr std::size_t id = Id;
+};
+
+// How many entries an expression has.
+template <class E>
+inline constexpr std::size_t walk_size = ActiveOperand<E> ? 1 : 0;
+template <class Rule, class T, class... Operands>
+inline constexpr std::size_t
+    walk_size<active_node<Rule, T, Operands...>> = (walk_size<Operands> + ... + 1);
+
+template <std::size_t I, class... Operands>
+constexpr std::size_t walk_size_before() {
+    std::size_t n = 0, j = 0;
+    ((n += j++ < I ? walk_size<Operands> : 0), ...);
+    return n;
+}
+
+// A walk's entries by kind, each in pre-order.
+template <class Nodes, class Leaves, class Collapsed, class Named>
+struct walk_kinds {};
+
+template <class... Kinds>
+struct concat_kinds;
+template <class... N, class... L, class... C, class... M>
+struct concat_kinds<walk_kinds<N, L, C, M>...> {
+    using type = walk_kinds<concat<N...>, concat<L...>, concat<C...>, concat<M...>>;
+};
+
+template <class E, std::size_t Id, class P>
+struct walk_list {
+    // (A constant: no entry.)
+    using type = walk_kinds<type_list<>, type_list<>, type_list<>, type_list<>>;
+};
+template <class T, std::size_t Id, class P>
+struct walk_list<active<T>, Id, P> {
+    using type = walk_kinds<type_list<>, type_list<walk_entry<active<T>, Id, P>>, type_list<>,
+                            type_list<>>;
+};
+template <class T, std::size_t Id, class P>
+struct walk_list<collapsed<T>, Id, P> {
+    using type = walk_kinds<type_list<>, type_list<>, type_list<walk_entry<collapsed<T>, Id, P>>,
+                            type_list<>>;
+};
+template <class Node, std::size_t Id, class P>
+struct walk_list<named<Node>, Id, P> {
+    using type = walk_kinds<type_list<>, type_list<>, type_list<>,
+                            type_list<walk_entry<named<Node>, Id, P>>>;
+};
+template <class Node, std::size_t Id, class P, class Indices>
+struct node_walk_list;
+template <class Rule, class T, class... Operands, std::size_t Id, class P, std::size_t... I>
+struct node_walk_list<active_node<Rule, T, Operands...>, Id, P, std::index_sequence<I...>> {
+    using type = typename concat_kinds<
+        walk_kinds<type_list<walk_entry<active_node<Rule, T, Operands...>, Id, P,
+                                        Id + 1 + walk_size_before<I, Operands...>()...>>,
+                   type_list<>, type_list<>, type_list<>>,
+        typename walk_list<Operands, Id + 1 + walk_size_before<I, Operands...>(),
+                           operand_position<P, I, Operands...>>::type...>::type;
+};
+template <class Rule, class T, class... Operands, std::size_t Id, class P>
+struct walk_list<active_node<Rule, T, Operands...>, Id, P>
+    : node_walk_list<active_node<Rule, T, Operands...>, Id, P,
+                     std::index_sequence_for<Operands...>> {};
+
+// Where propagate keeps what it passes down: each entry's address and adjoint. (Arrays indexed
+// by constants, which the optimiser keeps in registers.)
+template <std::size_t N>
+using walk_addresses = std::array<const void*, N>;
+
+// Operand I of a node, whose number is Child: its address and adjoint (a constant has no entry).
+template <std::size_t I, std::size_t Child, class Rule, class T, class... Operands, std::size_t N>
+NABLA_ALWAYS_INLINE void pass_down_one(const active_node<Rule, T, Operands...>& e,
+                                       const T& adjoint,
+                                       walk_addresses<N>& at,
+                                       std::array<T, N>& adjoints) {
+    if constexpr (ActiveOperand<std::tuple_element_t<I, std::tuple<Operands...>>>) {
+        at[Child] = &(e.operands.*operand<I, active_node<Rule, T, Operands...>>);
+        adjoints[Child] = node_partial<I>(e, std::index_sequence_for<Operands...>{}) * adjoint;
+    }
+}
+template <std::size_t... Children, class E, class T, std::size_t N, std::size_t... I>
+NABLA_ALWAYS_INLINE void pass_down_each(const E& e,
+                                        const T& adjoint,
+                                        walk_addresses<N>& at,
+                                        std::array<T, N>& adjoints,
+                                        std::index_sequence<I...>) {
+    (pass_down_one<I, Children>(e, adjoint, at, adjoints), ...);
+}
+// A node's entry: the addresses and adjoints of its operands, whose numbers are Children.
+// (Unary and binary nodes written out, with no function for each operand: most nodes are
+// those.)
+template <class T, std::size_t N, class E, std::size_t Id, class P, std::size_t... Children>
+NABLA_ALWAYS_INLINE void pass_down(walk_addresses<N>& at,
+                                   std::array<T, N>& adjoints,
+                                   walk_entry<E, Id, P, Children...>*) {
+    const E& e = *static_cast<const E*>(at[Id]);
+    const T adjoint = adjoints[Id];
+    using Rule = typename E::rule;
+    constexpr std::size_t child[] = {Children...};
+    const auto& o = e.operands;
+    if constexpr (E::arity == 1) {
+        at[child[0]] = &o.first;
+        adjoints[child[0]] =
+            to_number<T>(Rule::template partial<0>(e.value, value_of(o.first))) * adjoint;
+    } else if constexpr (E::arity == 2) {
+        if constexpr (ActiveOperand<decltype(o.first)>) {
+            at[child[0]] = &o.first;
+            adjoints[child[0]] = to_number<T>(Rule::template partial<0>(
+                                     e.value, value_of(o.first), value_of(o.second))) *
+                                 adjoint;
+        }
+        if constexpr (ActiveOperand<decltype(o.second)>) {
+            at[child[1]] = &o.second;
+            adjoints[child[1]] = to_number<T>(Rule::template partial<1>(
+                                     e.value, value_of(o.first), value_of(o.second))) *
+                                 adjoint;
+        }
+    } else {
+        pass_down_each<Children...>(e, adjoint, at, adjoints,
+                                    std::make_index_sequence<E::arity>{});
+    }
+}
+
+// Where a leaf at position P writes its pair: its place, or as it comes in a statement that does
+// not place its variables.
+template <class Builder, class P>
+inline constexpr std::size_t statement_leaf_place =
+    P::leaf == unmerged_sum || Builder::places_leaves
+        ? P::leaf
+        : (P::leaf == unmerged_leaf ? unmerged_leaf : unplaced_leaf);
+
+// The partials of a statement, multiplied along the expression down to its leaves: the entries
+// are walk_t<E, P>'s, for e at position P in the statement, and out is where the builder writes
+// the pairs of variables as they come (a cursor; nothing for a builder that sees only collapsed
+// operands). The nodes in pre-order pass every operand its adjoint; then each leaf, collapsed
+// and named operand is handed to the builder by a fold that makes no function for each (the
+// leaves in pre-order, so that the pairs written as they come keep the expression's order). (The
+// callers name the entries, so that no function stands between them and the folds: each such
+// level is one more copy of the whole statement for the compiler to optimise.)
+template <class Builder, class Out, class T, class E, class... Nodes, class... Leaves,
+          class... Collapsed, class... Named>
+NABLA_ALWAYS_INLINE void propagate(Builder& b,
+                                   Out& out,
+                                   const E& e,
+                                   const T& adjoint,
+                                   walk_kinds<type_list<Nodes...>,
+                                              type_list<Leaves...>,
+                                              type_list<Collapsed...>,
+                                              type_list<Named...>>) {
+    constexpr std::size_t n =
+        sizeof...(Nodes) + sizeof...(Leaves) + sizeof...(Collapsed) + sizeof...(Named);
+    if constexpr (n > 0) {
+        walk_addresses<n> at;
+        std::array<T, n> adjoints;
+        at[0] = &e;
+        adjoints[0] = adjoint;
+        (pass_down(at, adjoints, static_cast<Nodes*>(nullptr)), ...);
+        (b.template leaf<statement_leaf_place<Builder, typename Leaves::position>>(
+             out, *static_cast<const active<T>*>(at[Leaves::id]), adjoints[Leaves::id]),
+         ...);
+        (b.template collapsed_operand<Collapsed::position::slot>(
+             *static_cast<const collapsed<T>*>(at[Collapsed::id]), adjoints[Collapsed::id]),
+         ...);
+        (b.template named_operand<Named::position::name>(
+             *static_cast<const typename Named::type*>(at[Named::id]), adjoints[Named::id]),
+         ...);
+    }
 }
 
 // Operand I of e, at position Q.
@@ -368,38 +557,9 @@ NABLA_ALWAYS_INLINE void propagate_operand_at(Builder& b,
                                               const T& adjoint) {
     using Op = std::tuple_element_t<I, std::tuple<Operands...>>;
     if constexpr (ActiveOperand<Op>)
-        propagate<Q>(b, out, std::get<I>(e.operands),
-                     node_partial<I>(e, std::index_sequence_for<Operands...>{}) * adjoint);
-}
-
-// Operand I of e, with e at position P.
-template <std::size_t I, class P, class Builder, class Out, class T, class Rule, class... Operands>
-NABLA_ALWAYS_INLINE void propagate_operand(Builder& b,
-                                           Out& out,
-                                           const active_node<Rule, T, Operands...>& e,
-                                           const T& adjoint) {
-    propagate_operand_at<I, operand_position<P, I, Operands...>>(b, out, e, adjoint);
-}
-
-template <class P,
-          class Builder,
-          class Out,
-          class T,
-          class Rule,
-          class... Operands,
-          std::size_t... I>
-NABLA_ALWAYS_INLINE void propagate_operands(Builder& b,
-                                            Out& out,
-                                            const active_node<Rule, T, Operands...>& e,
-                                            const T& adjoint,
-                                            std::index_sequence<I...>) {
-    (propagate_operand<I, P>(b, out, e, adjoint), ...);
-}
-
-template <class P, class Builder, class Out, class T, class Rule, class... Operands>
-NABLA_ALWAYS_INLINE void
-propagate_node(Builder& b, Out& out, const active_node<Rule, T, Operands...>& e, const T& adjoint) {
-    propagate_operands<P>(b, out, e, adjoint, std::index_sequence_for<Operands...>{});
+        propagate(b, out, e.operands.*operand<I, active_node<Rule, T, Operands...>>,
+                  node_partial<I>(e, std::index_sequence_for<Operands...>{}) * adjoint,
+                  walk_t<Op, Q>{});
 }
 
 }  // namespace nabla::detail

@@ -32,6 +32,50 @@ struct named;
 
 namespace detail {
 
+// A node's operands: a plain aggregate, read through member pointers. (Not a std::tuple: its
+// constructors, bases and std::get are several functions for every node type, each of which
+// the compiler optimises on its own before inlining, and a long statement has hundreds of node
+// types.)
+template <class... Operands>
+struct operand_pack;
+template <class A>
+struct operand_pack<A> {
+    A first;
+};
+template <class A, class B>
+struct operand_pack<A, B> {
+    A first;
+    B second;
+};
+template <class A, class B, class C>
+struct operand_pack<A, B, C> {
+    A first;
+    B second;
+    C third;
+};
+template <class A, class B, class C, class D>
+struct operand_pack<A, B, C, D> {
+    A first;
+    B second;
+    C third;
+    D fourth;
+};
+
+template <std::size_t I, class Pack>
+consteval auto operand_member_of() {
+    if constexpr (I == 0)
+        return &Pack::first;
+    else if constexpr (I == 1)
+        return &Pack::second;
+    else if constexpr (I == 2)
+        return &Pack::third;
+    else
+        return &Pack::fourth;
+}
+// Operand I of a node e of type E is e.operands.*operand<I, E>.
+template <std::size_t I, class E>
+inline constexpr auto operand = operand_member_of<I, decltype(E::operands)>();
+
 // What a small named node keeps for its uses: nothing (its uses are merged by comparing them).
 struct no_cache {};
 
@@ -90,14 +134,33 @@ using active_value_t = typename active_value_type<std::remove_cvref_t<E>>::type;
 template <class U, class T>
 concept ConstantOf = !ActiveOperand<U> && !Expression<U> && std::is_convertible_v<U, T>;
 
-template <class E>
-NABLA_ALWAYS_INLINE constexpr const auto& value_of(const E& e) {
-    if constexpr (is_active_v<E> || is_active_node_v<E> || is_collapsed_v<E>)
-        return e.value;
-    else if constexpr (is_named_v<E>)
-        return e.node.value;
-    else
-        return e;
+// A node's value, in a base of its own: value_of then has one instantiation for all the nodes
+// of a value type rather than one for each node type.
+template <class T>
+struct node_value {
+    T value;
+};
+
+// The value of an operand (a constant is its own).
+template <class T>
+NABLA_ALWAYS_INLINE constexpr const T& value_of(const active<T>& e) {
+    return e.value;
+}
+template <class T>
+NABLA_ALWAYS_INLINE constexpr const T& value_of(const node_value<T>& e) {
+    return e.value;
+}
+template <class T>
+NABLA_ALWAYS_INLINE constexpr const T& value_of(const collapsed<T>& e) {
+    return e.value;
+}
+template <class Node>
+NABLA_ALWAYS_INLINE constexpr const auto& value_of(const named<Node>& e) {
+    return value_of(e.node);
+}
+template <class C>
+requires(!ActiveOperand<C>) NABLA_ALWAYS_INLINE constexpr const C& value_of(const C& c) {
+    return c;
 }
 
 // How many collapsed operands an expression type holds (they are merged by offset when a
@@ -184,6 +247,9 @@ inline constexpr std::size_t unmerged_leaf = std::size_t(-1);
 // active (a sum that starts as a constant then leaves the first statement's partials to a
 // reference, when they are a collapsed intermediate's).
 inline constexpr std::size_t unmerged_sum = std::size_t(-2);
+// The leaf position of a variable of a statement that places none (it reads more than
+// leaf_merge_limit): written as it comes, and only when it is active.
+inline constexpr std::size_t unplaced_leaf = std::size_t(-3);
 
 // Where a subexpression's collapsed operands, named operands and variables go in the statement
 // builder's arrays: the numbers of each before it in the statement, known from the types. (So
@@ -226,12 +292,14 @@ constexpr std::size_t leaves_before() {
     return n;
 }
 // The position of operand I of a node at position P.
-// (Under a node whose variables are unmerged, every variable is.)
+// (Under a node whose variables are unmerged or unplaced, every variable is.)
 template <class P, std::size_t I, class... Operands>
 using operand_position =
     position<P::slot + slots_before<I, Operands...>(),
              P::name + names_before<I, Operands...>(),
-             P::leaf == unmerged_leaf ? unmerged_leaf : P::leaf + leaves_before<I, Operands...>()>;
+             P::leaf == unmerged_leaf || P::leaf == unplaced_leaf
+                 ? P::leaf
+                 : P::leaf + leaves_before<I, Operands...>()>;
 
 // A statement merges the pairs of a variable it reads more than once (x[i] * x[i]) into one, when
 // it reads at most this many variables: the merge compares every two of them.
@@ -250,7 +318,8 @@ template <class Rule, class T, class... Operands, std::size_t... I>
 NABLA_ALWAYS_INLINE constexpr bool same_operands(const active_node<Rule, T, Operands...>& a,
                                                  const active_node<Rule, T, Operands...>& b,
                                                  std::index_sequence<I...>) {
-    return (same_expression(std::get<I>(a.operands), std::get<I>(b.operands)) && ...);
+    using E = active_node<Rule, T, Operands...>;
+    return (same_expression(a.operands.*operand<I, E>, b.operands.*operand<I, E>) && ...);
 }
 template <class E>
 NABLA_ALWAYS_INLINE constexpr bool same_expression(const E& a, const E& b) {
@@ -261,9 +330,7 @@ NABLA_ALWAYS_INLINE constexpr bool same_expression(const E& a, const E& b) {
         return a.origin == b.origin && same_expression(a.node, b.node);
     else if constexpr (is_active_node_v<E>)
         return identical(a.value, b.value) &&
-               same_operands(a, b,
-                             std::make_index_sequence<
-                                 std::tuple_size_v<std::remove_cvref_t<decltype(a.operands)>>>{});
+               same_operands(a, b, std::make_index_sequence<E::arity>{});
     else
         return identical(a, b);  // a constant (a held-by-copy node has no collapsed operand)
 }

@@ -42,7 +42,8 @@ struct merged_part {
 };
 template <class E>
 requires(accumulated_operand<E> >= 0) struct merged_part<E> {
-    using type = std::tuple_element_t<1 - accumulated_operand<E>, decltype(E::operands)>;
+    using type = std::remove_cvref_t<decltype(std::declval<const E&>().operands.*
+                                              operand<1 - accumulated_operand<E>, E>)>;
 };
 template <class E>
 using merged_part_t = typename merged_part<E>::type;
@@ -66,7 +67,7 @@ NABLA_ALWAYS_INLINE tape_index record_statement(tape<T>* target, const E& e) {
     tape_index accumulation = 0;
     if constexpr (accumulated_operand<E> >= 0) {
         constexpr std::size_t k = accumulated_operand<E>;
-        const active<T>& sum = std::get<k>(e.operands);
+        const active<T>& sum = e.operands.*operand<k, E>;
         // (Not before the tape's first pair: the statements before it have an end of 0, and the
         // sweep skips them.)
         if (sum.index() == tape_access::last_statement(*target) &&
@@ -82,7 +83,7 @@ NABLA_ALWAYS_INLINE tape_index record_statement(tape<T>* target, const E& e) {
         if (accumulation != 0 && b.merge_sum(sum))
             accumulation = 0;
     } else {
-        propagate<first_position>(b, out, e, T(1));
+        propagate(b, out, e, T(1), walk_t<E, first_position>{});
     }
     b.expand_named(out);
     b.write_leaves(out);
@@ -106,32 +107,40 @@ NABLA_ALWAYS_INLINE tape_index record_statement(tape<T>* target, const E& e) {
 }
 
 // Whether an expression reads an active variable or an active intermediate.
-template <class E>
-NABLA_ALWAYS_INLINE constexpr bool reads_active(const E& e);
-template <class Rule, class T, class... Operands, std::size_t... I>
-NABLA_ALWAYS_INLINE constexpr bool operands_read_active(const active_node<Rule, T, Operands...>& e,
-                                                        std::index_sequence<I...>) {
-    return (reads_active(std::get<I>(e.operands)) || ... || false);
+// (A node's is a function of its own, out of line: it runs only when no tape records, and
+// inlined into each other these functions cost compile time quadratic in a statement's depth.)
+template <class T>
+NABLA_ALWAYS_INLINE bool reads_active(const active<T>& v) {
+    return v.index() != 0;
 }
-template <class E>
-NABLA_ALWAYS_INLINE constexpr bool reads_active(const E& e) {
-    if constexpr (is_active_v<E>)
-        return e.index() != 0;
-    else if constexpr (is_collapsed_v<E>)
-        return e.count != 0;
-    else if constexpr (is_named_v<E>)
-        return reads_active(e.node);
-    else if constexpr (is_active_node_v<E>)
-        return operands_read_active(
-            e, std::make_index_sequence<
-                   std::tuple_size_v<std::remove_cvref_t<decltype(e.operands)>>>{});
+template <class T>
+NABLA_ALWAYS_INLINE bool reads_active(const collapsed<T>& c) {
+    return c.count != 0;
+}
+template <class Rule, class T, class... Operands>
+bool reads_active(const active_node<Rule, T, Operands...>& e);
+template <class Node>
+NABLA_ALWAYS_INLINE bool reads_active(const named<Node>& n) {
+    return reads_active(n.node);
+}
+template <class C>
+requires(!ActiveOperand<C>) NABLA_ALWAYS_INLINE bool reads_active(const C&) {
+    return false;
+}
+template <class Rule, class T, class... Operands>
+NABLA_OUT_OF_LINE bool reads_active(const active_node<Rule, T, Operands...>& e) {
+    const auto& o = e.operands;
+    if constexpr (sizeof...(Operands) == 1)
+        return reads_active(o.first);
+    else if constexpr (sizeof...(Operands) == 2)
+        return reads_active(o.first) || reads_active(o.second);
+    else if constexpr (sizeof...(Operands) == 3)
+        return reads_active(o.first) || reads_active(o.second) || reads_active(o.third);
     else
-        return false;
+        return reads_active(o.first) || reads_active(o.second) || reads_active(o.third) ||
+               reads_active(o.fourth);
 }
 
-// An expression with no active tape: every variable it reads must be passive. (Forced inline,
-// reading values only: a call that took the expression's address, even on this cold path, would
-// keep the expression in memory on the hot path too.)
 template <class E>
 NABLA_ALWAYS_INLINE void check_passive(const E& e) {
     if (reads_active(e)) [[unlikely]]
@@ -158,20 +167,20 @@ struct shared_uses {
     // (What propagate calls for a collapsed operand at slot S.)
     template <std::size_t S>
     NABLA_ALWAYS_INLINE void collapsed_operand(const collapsed<T>& c, const T& adjoint) {
-        std::get<S>(begins) = c.begin;
-        std::get<S>(counts) = c.count;
-        std::get<S>(generations) = c.generation;
-        std::get<S>(scales) = adjoint * c.scale;
+        begins[S] = c.begin;
+        counts[S] = c.count;
+        generations[S] = c.generation;
+        scales[S] = adjoint * c.scale;
     }
 };
 template <class T, std::size_t Slots, std::size_t... K>
 NABLA_ALWAYS_INLINE bool
 one_intermediate(const shared_uses<T, Slots>& u, T& scale, std::index_sequence<K...>) {
-    scale = std::get<0>(u.scales);
-    ((scale += K == 0 ? T(-0.0) : std::get<K>(u.scales)), ...);
-    return ((std::get<K>(u.begins) == std::get<0>(u.begins) &&
-             std::get<K>(u.counts) == std::get<0>(u.counts) &&
-             std::get<K>(u.generations) == std::get<0>(u.generations)) &&
+    scale = u.scales[0];
+    ((scale += K == 0 ? T(-0.0) : u.scales[K]), ...);
+    return ((u.begins[K] == u.begins[0] &&
+             u.counts[K] == u.counts[0] &&
+             u.generations[K] == u.generations[0]) &&
             ...);
 }
 
@@ -193,11 +202,11 @@ NABLA_ALWAYS_INLINE collapsed<T> collapse(const active_node<Rule, T, Operands...
         shared_uses<T, collapsed_count<Node>> u;
         struct no_pairs {
         } out;
-        propagate<first_position>(u, out, e, T(1));
+        propagate(u, out, e, T(1), walk_t<Node, first_position>{});
         T scale;
         if (one_intermediate(u, scale, std::make_index_sequence<collapsed_count<Node>>{})) {
-            e.cache = collapsed<T>{e.value, std::get<0>(u.begins), std::get<0>(u.counts),
-                                   std::get<0>(u.generations), scale};
+            e.cache = collapsed<T>{e.value, u.begins[0], u.counts[0],
+                                   u.generations[0], scale};
             return e.cache;
         }
     }
@@ -213,7 +222,7 @@ NABLA_ALWAYS_INLINE collapsed<T> collapse(const active_node<Rule, T, Operands...
     Builder b{target};
     cursor<T> out = tape_access::scratch_cursor(*target);
     out.open(leaf_count<E>);
-    propagate<first_position>(b, out, e, T(1));
+    propagate(b, out, e, T(1), walk_t<E, first_position>{});
     if constexpr (leaf_count<E> == 0 && Builder::Names == 0 && Builder::Slots > 0) {
         // A function of collapsed intermediates only that are not all one (above): when one of
         // them has partials and the others none, its partials are that one's, scaled, and
@@ -241,8 +250,19 @@ NABLA_ALWAYS_INLINE collapsed<T> collapse(const active_node<Rule, T, Operands...
 // An operand as a node holds it: variables, named and collapsed intermediates and constants by
 // value, a temporary node moved in, a named node (an lvalue) held by copy (`named`) when it is
 // small and collapsed otherwise.
-template <class T, class E>
-NABLA_ALWAYS_INLINE constexpr auto hold(E&& e) {
+//
+// An integer stays an integer only for the rules that read it as one (an integer power's
+// exponent, polygamma's order); elsewhere it becomes a number of the tape's type, as in the
+// other modes, so that a rule never computes with it in integer arithmetic (1 / b of x / 8).
+template <class Rule>
+inline constexpr bool integer_operands = false;
+template <>
+inline constexpr bool integer_operands<rules::powi_rule> = true;
+template <>
+inline constexpr bool integer_operands<rules::polygamma_rule> = true;
+
+template <class T, class E, bool KeepIntegers = false>
+NABLA_ALWAYS_INLINE constexpr decltype(auto) hold(E&& e) {
     using D = std::remove_cvref_t<E>;
     if constexpr (is_active_node_v<D> && std::is_lvalue_reference_v<E>) {
         // (A node that holds a constant keeps no origin, so its uses are told apart by their
@@ -254,10 +274,13 @@ NABLA_ALWAYS_INLINE constexpr auto hold(E&& e) {
             return named<D>{e, &e};
         else
             return collapse(e);
-    } else if constexpr (ActiveOperand<D>)
-        return D(std::forward<E>(e));
-    else if constexpr (std::is_integral_v<D>)
-        return D(e);  // an integer stays exact (pow(x, 3))
+    } else if constexpr (ActiveOperand<D> && std::is_lvalue_reference_v<E>)
+        return D(e);
+    else if constexpr (ActiveOperand<D>)
+        // A temporary, moved once: into the node that holds it.
+        return static_cast<D&&>(e);
+    else if constexpr (std::is_integral_v<D> && KeepIntegers)
+        return D(e);
     else if constexpr (DualLike<D>)
         // A dual number is a variable of an enclosing forward derivative (forward over reverse):
         // it keeps its tangents.
@@ -270,18 +293,23 @@ NABLA_ALWAYS_INLINE constexpr auto hold(E&& e) {
 }
 
 template <class T, class E>
-using held_t = decltype(hold<T>(std::declval<E>()));
+using held_t = std::remove_cvref_t<decltype(hold<T, E>(std::declval<E>()))>;
+template <class Rule, class T, class E>
+using held_by_rule_t =
+    std::remove_cvref_t<decltype(hold<T, E, integer_operands<Rule>>(std::declval<E>()))>;
 
 template <class Rule, class A, class B>
 NABLA_ALWAYS_INLINE constexpr auto make_binary(A&& a, B&& b) {
     if constexpr (ActiveOperand<A>) {
         using T = active_value_t<A>;
-        using N = active_node<Rule, T, held_t<T, A>, held_t<T, B>>;
-        return N(hold<T>(std::forward<A>(a)), hold<T>(std::forward<B>(b)));
+        using N = active_node<Rule, T, held_by_rule_t<Rule, T, A>, held_by_rule_t<Rule, T, B>>;
+        return N(hold<T, A, integer_operands<Rule>>(std::forward<A>(a)),
+                 hold<T, B, integer_operands<Rule>>(std::forward<B>(b)));
     } else {
         using T = active_value_t<B>;
-        using N = active_node<Rule, T, held_t<T, A>, held_t<T, B>>;
-        return N(hold<T>(std::forward<A>(a)), hold<T>(std::forward<B>(b)));
+        using N = active_node<Rule, T, held_by_rule_t<Rule, T, A>, held_by_rule_t<Rule, T, B>>;
+        return N(hold<T, A, integer_operands<Rule>>(std::forward<A>(a)),
+                 hold<T, B, integer_operands<Rule>>(std::forward<B>(b)));
     }
 }
 
