@@ -73,6 +73,38 @@ int main(int argc, char**) {
 EOF
 done
 
+# Three statements of 32 leaves in one function (the autodiff library's identity tests are of
+# this shape), on the tape and on doubles.
+first=$(statement 32)
+second=$(statement 32 | sed 's/x \* y/y * y/g; s/x - y/y - x/g')
+third=$(statement 32 | sed 's/x \* y/x * x/g; s/y \* x/x + y/g')
+cat >"$out/tape_3x32.cpp" <<EOF
+#include <nabla/nabla.hpp>
+#include <cstdio>
+int main() {
+    nabla::tape<> t;
+    auto recording = t.record();
+    const nabla::var x = t.input(1.5), y = t.input(2.5);
+    const nabla::var f = $first;
+    const nabla::var g = $second;
+    const nabla::var h = $third;
+    const nabla::var s = f + g + h;
+    t.gradient(s);
+    std::printf("%g %g\n", t.adjoint(x), t.adjoint(y));
+}
+EOF
+cat >"$out/doubles_3x32.cpp" <<EOF
+#include <nabla/nabla.hpp>
+#include <cstdio>
+int main(int argc, char**) {
+    const double x = 1.5 * argc, y = 2.5;
+    const double f = $first;
+    const double g = $second;
+    const double h = $third;
+    std::printf("%g\n", f + g + h);
+}
+EOF
+
 # unit name, source, extra flags
 units=(
     "seed_function|examples/seed_function.cpp|"
@@ -88,13 +120,15 @@ units=(
 if [[ $which_units == statements ]]; then
     units=()
 fi
+units+=("three_statements_32_doubles|$out/doubles_3x32.cpp|"
+    "three_statements_32_tape|$out/tape_3x32.cpp|")
 for n in 4 8 16 32 64 128; do
     units+=("statement_${n}_doubles|$out/doubles_$n.cpp|"
         "statement_${n}_tape|$out/tape_$n.cpp|"
         "statement_${n}_static|$out/static_$n.cpp|")
 done
 
-printf "%-24s %-9s %9s %9s\n" unit compiler seconds "peak MB"
+printf "%-28s %-9s %9s %9s\n" unit compiler seconds "peak MB"
 for compiler in g++ clang++; do
     for unit in "${units[@]}"; do
         IFS='|' read -r name source flags <<<"$unit"
@@ -112,7 +146,7 @@ for compiler in g++ clang++; do
                 best_memory=$kilobytes
             fi
         done
-        printf "%-24s %-9s %9.2f %9.0f\n" "$name" "$compiler" "$best_time" \
+        printf "%-28s %-9s %9.2f %9.0f\n" "$name" "$compiler" "$best_time" \
             "$(awk "BEGIN { print $best_memory / 1024 }")"
     done
 done

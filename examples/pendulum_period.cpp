@@ -38,8 +38,7 @@ double integrated_period(double amplitude) {
             return std::array{y[1], -(gravity / length) * sin(y[0])};
         },
         0.0, std::array{amplitude, 0.0}, {.tolerance = 1e-16});
-    ode.add_event([](auto, const auto& y) { return y[1]; }, nabla::event_direction::rising,
-                  true);
+    ode.add_event([](auto, const auto& y) { return y[1]; }, nabla::event_direction::rising, true);
     const auto result = ode.propagate_until(100.0);
     return 2.0 * result.events.back().time;
 }

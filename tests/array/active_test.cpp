@@ -126,14 +126,18 @@ TEST_CASE("every listed function works element-wise on the tape, its partials fr
           "[array][tape]") {
     const auto xs = sample(4 * W + 3, 0.15, 0.85, 3);
     const auto ys = sample(4 * W + 3, 0.2, 0.9, 4);
-    std::vector<double> big(xs.size());
-    for (std::size_t i = 0; i < xs.size(); ++i)
-        big[i] = 1.0 + xs[i];  // acosh needs x > 1
+    std::vector<double> big(xs.size()), negative(xs.size());
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+        big[i] = 1.0 + xs[i];        // acosh needs x > 1
+        negative[i] = -0.4 * xs[i];  // Lambert W's lower branch -1/e <= x < 0
+    }
 
 #define NABLA_CHECK_UNARY(function, rule)                                                          \
     {                                                                                              \
         INFO(#function);                                                                           \
-        const auto& in = std::string_view(#function) == "acosh" ? big : xs;                        \
+        const auto& in = std::string_view(#function) == "acosh"         ? big                      \
+                         : std::string_view(#function) == "lambert_wm1" ? negative                 \
+                                                                        : xs;                      \
         const auto [value, gradient] = nabla::value_and_grad(                                      \
             nabla::mode::arrays,                                                                   \
             [](const auto& x) {                                                                    \

@@ -380,7 +380,28 @@ def rule_polygamma(p, xs):
             [[mpmath.psi(n + 2, x)]])
 
 
+def rule_powm1(p, xs):
+    x, y = xs
+    v = mpmath.power(x, y)
+    lx = mpmath.log(x)
+    return (v - 1, [y * v / x, v * lx],
+            [[y * (y - 1) * v / x ** 2, v / x * (1 + y * lx)],
+             [v / x * (1 + y * lx), v * lx ** 2]])
+
+
+def rule_beta(p, xs):
+    a, b = xs
+    v = mpmath.beta(a, b)
+    pa = mpmath.psi(0, a) - mpmath.psi(0, a + b)
+    pb = mpmath.psi(0, b) - mpmath.psi(0, a + b)
+    t = mpmath.psi(1, a + b)
+    return (v, [v * pa, v * pb],
+            [[v * (pa ** 2 + mpmath.psi(1, a) - t), v * (pa * pb - t)],
+             [v * (pa * pb - t), v * (pb ** 2 + mpmath.psi(1, b) - t)]])
+
+
 RULES.update({
+    "powm1": rule_powm1, "beta": rule_beta,
     "add": rule_add, "sub": rule_sub, "mul": rule_mul, "div": rule_div,
     "pow": rule_pow, "hypot": rule_hypot, "atan2": rule_atan2,
     "fmin": rule_min, "fmax": rule_max, "min": rule_min, "max": rule_max,
@@ -477,8 +498,12 @@ POINTS = {
                        -0.3678),
     "lambert_wm1": pts1(-0.3, -0.1, -0.01, -1e-5, -1e-100, -0.36, -0.2,
                         -0.3678),
-    "comp_ellint_1": pts1(0.3, -0.5, 0.9, 0.99, 0.999999, 1e-4, 0.7, -0.25),
-    "comp_ellint_2": pts1(0.3, -0.5, 0.9, 0.99, 0.999999, 1e-4, 0.7, -0.25),
+    "comp_ellint_1": pts1(0.3, -0.5, 0.9, 0.99, 0.999999, 0.01, 0.7, -0.25),
+    "comp_ellint_2": pts1(0.3, -0.5, 0.9, 0.99, 0.999999, 0.01, 0.7, -0.25),
+    "powm1": pts2((1.3, 0.7), (2.0, 3.0), (0.5, -2.0), (2.0, 1e-12),
+                  (1.5, 1e-9), (10.0, 0.25), (0.01, 1.5), (3.0, -0.5)),
+    "beta": pts2((1.3, 0.7), (2.0, 3.0), (0.5, 0.5), (10.0, 0.25), (0.1, 5.0),
+                 (1.5, 1.5), (30.0, 20.0), (0.01, 0.02)),
     "add": pts2((1, 2), (0.5, -0.25), (-3, 7.5), (1e300, 1e300),
                 (1e-300, 2e-300), (1e10, -1e-10), (0, 4), (-1e-8, -3)),
     "sub": pts2((1, 2), (0.5, -0.25), (-3, 7.5), (1e300, -1e300),

@@ -77,6 +77,17 @@ FUNCTIONS = {
     "pow_int": ((3,), (-1.5, 0.5), None, None, lambda u: u ** 3),
     "pow_int_negative": ((-2,), (-1.5, 0.5), None, None, lambda u: u ** -2),
     "polygamma": ((1,), (1.7, 0.5), None, None, lambda u: mpmath.psi(1, u)),
+    "sin_pi": ((), (0.7, 0.5), None, None, mpmath.sinpi),
+    "cos_pi": ((), (0.7, 0.5), None, None, mpmath.cospi),
+    "sqrt1pm1": ((), (0.3, 0.2), None, None, lambda u: mpmath.sqrt(1 + u) - 1),
+    "expint": ((), (0.7, 0.5), None, None, mpmath.ei),
+    "lambert_w0": ((), (0.7, 0.5), None, None, lambda u: mpmath.re(mpmath.lambertw(u, 0))),
+    "lambert_wm1": ((), (-0.2, 0.1), None, None,
+                    lambda u: mpmath.re(mpmath.lambertw(u, -1))),
+    "comp_ellint_1": ((), (0.5, 0.3), None, None, lambda u: mpmath.ellipk(u * u)),
+    "comp_ellint_2": ((), (0.5, 0.3), None, None, lambda u: mpmath.ellipe(u * u)),
+    "powm1": ((), (1.5, 0.5), (1.1, 0.3), None, lambda a, b: mpmath.power(a, b) - 1),
+    "beta": ((), (1.5, 0.5), (1.1, 0.3), None, mpmath.beta),
 }
 
 

@@ -29,7 +29,7 @@ enum class op {
     sinh, cosh, tanh, asinh, acosh, atanh, erf, erfc, tgamma, lgamma, digamma, trigamma, abs,
     sign, floor, ceil, round, trunc, add, sub, mul, div, pow, powi, atan2, hypot, min, max, fmin,
     fmax, fma, sin_pi, cos_pi, sqrt1pm1, expint, lambert_w0, lambert_wm1, comp_ellint_1,
-    comp_ellint_2, add_constant, times_constant, constant_over, branch, loop, accumulate
+    comp_ellint_2, powm1, beta, add_constant, times_constant, constant_over, branch, loop, accumulate
 };
 // clang-format on
 inline constexpr int op_count = static_cast<int>(op::accumulate) + 1;
@@ -42,8 +42,8 @@ inline const char* name(op o) {
         "erf", "erfc", "tgamma", "lgamma", "digamma", "trigamma", "abs", "sign", "floor", "ceil",
         "round", "trunc", "add", "sub", "mul", "div", "pow", "powi", "atan2", "hypot", "min",
         "max", "fmin", "fmax", "fma", "sin_pi", "cos_pi", "sqrt1pm1", "expint", "lambert_w0",
-        "lambert_wm1", "comp_ellint_1", "comp_ellint_2", "add_constant", "times_constant",
-        "constant_over", "branch", "loop", "accumulate"};
+        "lambert_wm1", "comp_ellint_1", "comp_ellint_2", "powm1", "beta", "add_constant",
+        "times_constant", "constant_over", "branch", "loop", "accumulate"};
     // clang-format on
     return names[static_cast<int>(o)];
 }
@@ -84,7 +84,7 @@ auto run(const program& p, const X& x, std::vector<int>* branches = nullptr) {
     using T = std::decay_t<decltype(x[0])>;
     using nabla::digamma, nabla::polygamma, nabla::sign, std::ceil, std::trunc, nabla::sin_pi,
         nabla::cos_pi, nabla::sqrt1pm1, nabla::expint, nabla::lambert_w0, nabla::lambert_wm1,
-        nabla::comp_ellint_1, nabla::comp_ellint_2;
+        nabla::comp_ellint_1, nabla::comp_ellint_2, nabla::powm1, nabla::beta;
     using std::abs, std::acos, std::acosh, std::asin, std::asinh, std::atan, std::atan2, std::atanh,
         std::cbrt, std::cos, std::cosh, std::erf, std::erfc, std::exp, std::exp2, std::expm1,
         std::floor, std::fma, std::fmax, std::fmin, std::hypot, std::lgamma, std::log, std::log10,
@@ -209,6 +209,13 @@ auto run(const program& p, const X& x, std::vector<int>* branches = nullptr) {
         case op::comp_ellint_2:
             r = comp_ellint_2(a);
             break;
+        case op::powm1:
+            r = powm1(a, b);
+            break;
+        case op::beta:
+            r = beta(a, b);
+            break;
+
         case op::abs:
             r = abs(a);
             break;
@@ -485,6 +492,13 @@ private:
             // (Away from k = 0, where the closed forms of the second derivatives divide 0 by 0.)
             ok = std::abs(a) < 0.9 && std::abs(a) > 0.05;
             break;
+        case op::powm1:
+            ok = a > 0.3 && std::abs(b) < 3.0;
+            break;
+        case op::beta:
+            ok = a > 0.3 && b > 0.3 && a < 6.0 && b < 6.0;
+            break;
+
         case op::floor:
         case op::ceil:
         case op::trunc:

@@ -124,17 +124,69 @@ constexpr taylor<T, K> by_partial(const taylor<T, K>& u) {
     }
 }
 
-// Every operation on series: the rule's own recurrence where it has one, else by_partial.
+// The same for a rule of two operands: y' = p_a a' + p_b b', each term integrated. A plain
+// number operand is a constant: its partial is never formed (it may not exist, or be NaN where
+// the constant's zero series would make it vanish).
+template <class Rule, class T, std::size_t K, class A, class B>
+constexpr taylor<T, K> by_partials(const A& a, const B& b) {
+    constexpr bool a_varies = is_taylor_v<A>, b_varies = is_taylor_v<B>;
+    const auto at = [](const auto& x) {
+        if constexpr (is_taylor_v<std::remove_cvref_t<decltype(x)>>)
+            return x.c[0];
+        else
+            return T(x);
+    };
+    const T value = Rule::value(at(a), at(b));
+    if constexpr (K == 0) {
+        return taylor<T, 0>(value);
+    } else {
+        const auto lower = [](const auto& x) {
+            if constexpr (is_taylor_v<std::remove_cvref_t<decltype(x)>>)
+                return from_coefficients(rules::series::truncate<K - 1>(x.c));
+            else
+                return T(x);
+        };
+        const auto la = lower(a);
+        const auto lb = lower(b);
+        const taylor<T, K - 1> y = by_partials<Rule, T, K - 1>(la, lb);
+        std::array<T, K + 1> sum{};
+        sum[0] = value;
+        if constexpr (a_varies) {
+            const auto p = to_number<taylor<T, K - 1>>(Rule::template partial<0>(y, la, lb));
+            const auto term = rules::series::integrate(T(0), a.c, p.c);
+            for (std::size_t k = 1; k <= K; ++k)
+                sum[k] += term[k];
+        }
+        if constexpr (b_varies) {
+            const auto p = to_number<taylor<T, K - 1>>(Rule::template partial<1>(y, la, lb));
+            const auto term = rules::series::integrate(T(0), b.c, p.c);
+            for (std::size_t k = 1; k <= K; ++k)
+                sum[k] += term[k];
+        }
+        return from_coefficients(sum);
+    }
+}
+
+// Every operation on series: the rule's own recurrence where it has one, else by_partial (one
+// operand) or by_partials (two).
 template <class Rule, class T, std::size_t K, class... X>
 constexpr taylor<T, K> series_of(const X&... x) {
     if constexpr (requires { Rule::template series<T, K>(coefficients(x)...); }) {
         return from_coefficients(Rule::template series<T, K>(coefficients(x)...));
+    } else if constexpr (sizeof...(X) == 2) {
+        return by_partials<Rule, T, K>(x...);
     } else {
-        static_assert(sizeof...(X) == 1, "nabla::taylor: a rule of more than one operand needs a "
+        static_assert(sizeof...(X) == 1, "nabla::taylor: a rule of three operands needs a "
                                          "series member (its Taylor recurrence)");
         return by_partial<Rule>(x...);
     }
 }
+
+// Whether a rule has a Taylor recurrence of its own for two series.
+template <class Rule, class T, std::size_t K>
+inline constexpr bool has_binary_series = requires(const std::array<T, K + 1>& c) {
+    Rule::template series<T, K>(c, c);
+};
 
 }  // namespace detail
 
@@ -279,11 +331,17 @@ constexpr taylor<T, K> pow(const U& a, const taylor<T, K>& b) {
 #define NABLA_TAYLOR_MIXED_FUNCTION(function, rule)                                                \
     template <class T, std::size_t K, detail::ConstantForTaylor<T> U>                              \
     constexpr taylor<T, K> function(const taylor<T, K>& a, const U& b) {                           \
-        return function(a, taylor<T, K>(static_cast<T>(b)));                                       \
+        if constexpr (detail::has_binary_series<rules::rule, T, K>)                                \
+            return function(a, taylor<T, K>(static_cast<T>(b)));                                   \
+        else                                                                                       \
+            return detail::by_partials<rules::rule, T, K>(a, static_cast<T>(b));                   \
     }                                                                                              \
     template <class T, std::size_t K, detail::ConstantForTaylor<T> U>                              \
     constexpr taylor<T, K> function(const U& a, const taylor<T, K>& b) {                           \
-        return function(taylor<T, K>(static_cast<T>(a)), b);                                       \
+        if constexpr (detail::has_binary_series<rules::rule, T, K>)                                \
+            return function(taylor<T, K>(static_cast<T>(a)), b);                                   \
+        else                                                                                       \
+            return detail::by_partials<rules::rule, T, K>(static_cast<T>(a), b);                   \
     }
 NABLA_BINARY_FUNCTIONS(NABLA_TAYLOR_MIXED_FUNCTION)
 #undef NABLA_TAYLOR_MIXED_FUNCTION

@@ -66,4 +66,6 @@
     X(fmin_weight, fmin_weight_rule)                                                               \
     X(fmax_weight, fmax_weight_rule)                                                               \
     X(mul_strong_zero, mul_strong_zero_rule)                                                       \
-    X(div_strong_zero, div_strong_zero_rule)
+    X(div_strong_zero, div_strong_zero_rule)                                                       \
+    X(powm1, powm1_rule)                                                                           \
+    X(beta, beta_rule)

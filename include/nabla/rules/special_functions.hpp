@@ -1,10 +1,10 @@
 #pragma once
-// Special functions of physics and their relatives that take one real argument: sin_pi and
-// cos_pi, sqrt1pm1, the exponential integral Ei, the two real branches of Lambert W and the
+// Special functions of physics and their relatives: sin_pi and cos_pi, sqrt1pm1 and powm1, the
+// exponential integral Ei, the two real branches of Lambert W, the beta function, and the
 // complete elliptic integrals of the first and second kind. Values come from the C++17 special
-// functions of the standard library where it has them; Lambert W is computed here (Halley's
-// iteration), since Boost.Math's header alone takes over a second to compile. Edge conventions
-// are in docs/conventions.md ("Special functions").
+// functions of the standard library where it has them (NaN outside their domains, where
+// libstdc++ throws); Lambert W is computed here (Halley's iteration), since Boost.Math's header
+// alone takes over a second to compile. Edge conventions are in docs/conventions.md.
 
 #include <array>
 #include <cmath>
@@ -15,6 +15,7 @@
 
 #include "rule.hpp"
 #include "series.hpp"
+#include "special.hpp"
 
 namespace nabla::rules {
 
@@ -137,7 +138,9 @@ auto cos_pi(const X& x) {
 template <Number X>
 requires std::is_arithmetic_v<X>
 auto expint(const X& x) {
-    return std::expint(x);
+    // (libstdc++ gives NaN at +inf.)
+    using T = decltype(std::expint(x));
+    return T(x) == std::numeric_limits<T>::infinity() ? T(x) : std::expint(x);
 }
 template <Number X>
 requires std::is_arithmetic_v<X>
@@ -154,12 +157,29 @@ requires std::is_arithmetic_v<X>
 auto comp_ellint_1(const X& k) {
     // (libstdc++ gives NaN at |k| = 1, where the integral diverges.)
     using T = decltype(std::comp_ellint_1(k));
+    if (std::abs(k) > X(1))
+        return std::numeric_limits<T>::quiet_NaN();
     return std::abs(k) == X(1) ? std::numeric_limits<T>::infinity() : std::comp_ellint_1(k);
 }
 template <Number X>
 requires std::is_arithmetic_v<X>
 auto comp_ellint_2(const X& k) {
-    return std::comp_ellint_2(k);
+    // (libstdc++ throws std::domain_error for |k| > 1.)
+    using T = decltype(std::comp_ellint_2(k));
+    return std::abs(k) > X(1) ? std::numeric_limits<T>::quiet_NaN() : std::comp_ellint_2(k);
+}
+
+template <Number A, Number B>
+requires(std::is_arithmetic_v<A>&& std::is_arithmetic_v<B>) auto beta(const A& a, const B& b) {
+    return std::beta(a, b);
+}
+template <Number A, Number B>
+requires(std::is_arithmetic_v<A>&& std::is_arithmetic_v<B>) auto powm1(const A& x, const B& y) {
+    using T = std::common_type_t<detail::real_t<A>, detail::real_t<B>>;
+    // exp(y log x) - 1 without the cancellation near x^y = 1; a base <= 0 as pow.
+    if (x > A(0))
+        return std::expm1(T(y) * std::log(T(x)));
+    return std::pow(T(x), T(y)) - T(1);
 }
 
 struct sin_pi_rule {
@@ -309,6 +329,44 @@ struct comp_ellint_2_rule {
     }
 };
 
+// x^y - 1, accurate where x^y is near 1: d/dx = y x^(y-1), d/dy = x^y log x = (1 + y) log x.
+struct powm1_rule {
+    static constexpr const char* name = "powm1";
+    static constexpr std::size_t arity = 2;
+    template <class A, class B>
+    static constexpr auto value(const A& x, const B& y) {
+        return powm1(x, y);
+    }
+    template <std::size_t I, class Y, class A, class B>
+    static constexpr auto partial(const Y& r, const A& x, const B& y) {
+        using std::log;
+        using std::pow;
+        if constexpr (I == 0)
+            return y * pow(x, y - one);
+        else
+            return (r + one) * log(x);
+    }
+};
+
+// The beta function B(a, b) = Gamma(a) Gamma(b) / Gamma(a + b) (std::beta):
+// dB/da = B (digamma(a) - digamma(a + b)), and the same in b.
+struct beta_rule {
+    static constexpr const char* name = "beta";
+    static constexpr std::size_t arity = 2;
+    template <class A, class B>
+    static constexpr auto value(const A& a, const B& b) {
+        return beta(a, b);
+    }
+    template <std::size_t I, class Y, class A, class B>
+    static constexpr auto partial(const Y& y, const A& a, const B& b) {
+        const auto both = polygamma(order_zero(a), a + b);
+        if constexpr (I == 0)
+            return y * (polygamma(order_zero(a), a) - both);
+        else
+            return y * (polygamma(order_zero(b), b) - both);
+    }
+};
+
 // None of these has a SIMD form: on lanes, the standard library's, lane by lane.
 template <>
 inline constexpr bool native_value_on_lanes<sin_pi_rule> = false;
@@ -332,6 +390,14 @@ template <>
 inline constexpr bool native_value_on_lanes<comp_ellint_2_rule> = false;
 template <>
 inline constexpr bool native_partials_on_lanes<comp_ellint_2_rule> = false;
+template <>
+inline constexpr bool native_value_on_lanes<powm1_rule> = false;
+template <>
+inline constexpr bool native_partials_on_lanes<powm1_rule> = false;
+template <>
+inline constexpr bool native_value_on_lanes<beta_rule> = false;
+template <>
+inline constexpr bool native_partials_on_lanes<beta_rule> = false;
 // (exp on lanes must not see beyond 700: rules/rule.hpp.)
 template <>
 inline constexpr double lanes_limit<expint_rule> = 700.0;

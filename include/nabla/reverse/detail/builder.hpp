@@ -22,14 +22,38 @@
 
 namespace nabla::detail {
 
-template <class E, std::size_t Id, class P>
+template <auto... Members>
+struct member_path;
+struct by_address;
+template <class E, std::size_t Id, class P, class Path>
 struct walk_list;
+// How many subexpressions a walk visits in an expression.
+template <class E>
+inline constexpr std::size_t walk_size = ActiveOperand<E> ? 1 : 0;
+template <class Rule, class T, class... Operands>
+inline constexpr std::size_t walk_size<active_node<Rule, T, Operands...>> = (walk_size<Operands> +
+                                                                             ... + 1);
+// Up to this many, a walk reaches each subexpression by a path of member pointers from the
+// statement; beyond, by addresses it passes down (below).
+inline constexpr std::size_t path_limit = 32;
+template <class E>
+inline constexpr bool walks_by_address = walk_size<E> > path_limit;
 template <class E, class P>
-using walk_t = typename walk_list<E, 0, P>::type;
+using walk_t =
+    typename walk_list<E,
+                       0,
+                       P,
+                       std::conditional_t<walks_by_address<E>, by_address, member_path<>>>::type;
 template <class Nodes, class Leaves, class Collapsed, class Named>
 struct walk_kinds;
-template <class Builder, class Out, class T, class E, class... Nodes, class... Leaves,
-          class... Collapsed, class... Named>
+template <class Builder,
+          class Out,
+          class T,
+          class E,
+          class... Nodes,
+          class... Leaves,
+          class... Collapsed,
+          class... Named>
 void propagate(Builder& b,
                Out& out,
                const E& e,
@@ -84,8 +108,7 @@ struct statement_builder_of {
     // Where the variables of the K-th named intermediate are among the leaves.
     template <std::size_t... K>
     static constexpr std::size_t named_leaves_before(std::index_sequence<K...>) {
-        return DirectLeaves +
-               ((first_of_type<K>() ? leaf_count<at<K, names>> : 0) + ... + 0);
+        return DirectLeaves + ((first_of_type<K>() ? leaf_count<at<K, names>> : 0) + ... + 0);
     }
     // The active variables the statement reads, in the order of the expression (the ones inside
     // named intermediates last), with their partials; index 0 for a constant or one not read (a
@@ -218,9 +241,8 @@ struct statement_builder_of {
     NABLA_ALWAYS_INLINE void merge_into(bool& merged) {
         if constexpr (std::is_same_v<at<J, names>, at<K, names>>) {
             using N = at<K, names>;
-            const bool take =
-                !merged && same_expression(*static_cast<const N*>(name_at[J]),
-                                           *static_cast<const N*>(name_at[K]));
+            const bool take = !merged && same_expression(*static_cast<const N*>(name_at[J]),
+                                                         *static_cast<const N*>(name_at[K]));
             name_adjoints[J] += take ? name_adjoints[K] : T(-0.0);
             merged = merged || take;
         }
@@ -235,10 +257,9 @@ struct statement_builder_of {
     NABLA_ALWAYS_INLINE void expand_one(cursor<T>& out) {
         using N = at<K, names>;
         using P = position<0, 0,
-                           !places_leaves ? unplaced_leaf
-                           : first_of_type<K>()
-                               ? named_leaves_before(std::make_index_sequence<K>{})
-                               : unmerged_leaf>;
+                           !places_leaves       ? unplaced_leaf
+                           : first_of_type<K>() ? named_leaves_before(std::make_index_sequence<K>{})
+                                                : unmerged_leaf>;
         if (name_kept[K])
             propagate(*this, out, static_cast<const N*>(name_at[K])->node, name_adjoints[K],
                       walk_t<decltype(N::node), P>{});
@@ -367,28 +388,38 @@ template <std::size_t J, class Rule, class T, class... Operands, std::size_t... 
 NABLA_ALWAYS_INLINE T node_partial(const active_node<Rule, T, Operands...>& e,
                                    std::index_sequence<K...>) {
     using E = active_node<Rule, T, Operands...>;
-    return to_number<T>(
-        Rule::template partial<J>(e.value, value_of(e.operands.*operand<K, E>)...));
+    return to_number<T>(Rule::template partial<J>(e.value, value_of(e.operands.*operand<K, E>)...));
 }
 
 // A statement's active subexpressions in pre-order (a node before its operands; constants are
-// left out), each with its number in that order and its position in the statement builder.
-// The walks below visit this list with one fold instead of recursing down the expression: a
-// recursion makes one function per level, and the compiler optimises each before inlining it
-// into the next, which costs compile time quadratic in the depth of a statement.
-template <class E, std::size_t Id, class P, std::size_t... Children>
+// left out), each with its number in that order, its position in the statement builder and its
+// path from the statement: the member pointers that reach it, root .* ... .* Path. The walk below
+// visits this list with folds instead of recursing down the expression: a recursion makes one
+// function per level, and the compiler optimises each before inlining it into the next, which
+// costs compile time quadratic in the depth of a statement.
+//
+// A path of constant member pointers lets the compiler keep the expression in registers, where
+// addresses kept in an array make it store the expression to memory and read it back (three
+// times the recording time of Lennard-Jones's statements). But a path's type grows with its
+// depth, and so does the compile time of each entry: a statement of more than path_limit
+// subexpressions is walked by address, its entries' addresses passed down in an array.
+template <auto... Members>
+struct member_path {};
+struct by_address {};
+
+template <class E, std::size_t Id, class P, class Path, std::size_t... Children>
 struct walk_entry {
     using type = E;
     using position = P;
+    using path = Path;
     static constexpr std::size_t id = Id;
 };
 
-// How many entries an expression has.
-template <class E>
-inline constexpr std::size_t walk_size = ActiveOperand<E> ? 1 : 0;
-template <class Rule, class T, class... Operands>
-inline constexpr std::size_t
-    walk_size<active_node<Rule, T, Operands...>> = (walk_size<Operands> + ... + 1);
+// The subexpression at a path from the root.
+template <class E, auto... Members>
+NABLA_ALWAYS_INLINE constexpr const auto& at_path(const E& root, member_path<Members...>) {
+    return (root.*....*Members);
+}
 
 template <std::size_t I, class... Operands>
 constexpr std::size_t walk_size_before() {
@@ -408,119 +439,190 @@ struct concat_kinds<walk_kinds<N, L, C, M>...> {
     using type = walk_kinds<concat<N...>, concat<L...>, concat<C...>, concat<M...>>;
 };
 
-template <class E, std::size_t Id, class P>
+// The path of operand I of the node Node at Path.
+template <class Path, class Node, std::size_t I>
+struct operand_path;
+template <auto... Members, class Node, std::size_t I>
+struct operand_path<member_path<Members...>, Node, I> {
+    using type = member_path<Members..., &Node::operands, operand<I, Node>>;
+};
+template <class Node, std::size_t I>
+struct operand_path<by_address, Node, I> {
+    using type = by_address;
+};
+
+template <class E, std::size_t Id, class P, class Path>
 struct walk_list {
     // (A constant: no entry.)
     using type = walk_kinds<type_list<>, type_list<>, type_list<>, type_list<>>;
 };
-template <class T, std::size_t Id, class P>
-struct walk_list<active<T>, Id, P> {
-    using type = walk_kinds<type_list<>, type_list<walk_entry<active<T>, Id, P>>, type_list<>,
+template <class T, std::size_t Id, class P, class Path>
+struct walk_list<active<T>, Id, P, Path> {
+    using type = walk_kinds<type_list<>,
+                            type_list<walk_entry<active<T>, Id, P, Path>>,
+                            type_list<>,
                             type_list<>>;
 };
-template <class T, std::size_t Id, class P>
-struct walk_list<collapsed<T>, Id, P> {
-    using type = walk_kinds<type_list<>, type_list<>, type_list<walk_entry<collapsed<T>, Id, P>>,
+template <class T, std::size_t Id, class P, class Path>
+struct walk_list<collapsed<T>, Id, P, Path> {
+    using type = walk_kinds<type_list<>,
+                            type_list<>,
+                            type_list<walk_entry<collapsed<T>, Id, P, Path>>,
                             type_list<>>;
 };
-template <class Node, std::size_t Id, class P>
-struct walk_list<named<Node>, Id, P> {
-    using type = walk_kinds<type_list<>, type_list<>, type_list<>,
-                            type_list<walk_entry<named<Node>, Id, P>>>;
+template <class Node, std::size_t Id, class P, class Path>
+struct walk_list<named<Node>, Id, P, Path> {
+    using type = walk_kinds<type_list<>,
+                            type_list<>,
+                            type_list<>,
+                            type_list<walk_entry<named<Node>, Id, P, Path>>>;
 };
-template <class Node, std::size_t Id, class P, class Indices>
+template <class Node, std::size_t Id, class P, class Path, class Indices>
 struct node_walk_list;
-template <class Rule, class T, class... Operands, std::size_t Id, class P, std::size_t... I>
-struct node_walk_list<active_node<Rule, T, Operands...>, Id, P, std::index_sequence<I...>> {
+template <class Rule,
+          class T,
+          class... Operands,
+          std::size_t Id,
+          class P,
+          class Path,
+          std::size_t... I>
+struct node_walk_list<active_node<Rule, T, Operands...>, Id, P, Path, std::index_sequence<I...>> {
+    using Node = active_node<Rule, T, Operands...>;
     using type = typename concat_kinds<
-        walk_kinds<type_list<walk_entry<active_node<Rule, T, Operands...>, Id, P,
-                                        Id + 1 + walk_size_before<I, Operands...>()...>>,
-                   type_list<>, type_list<>, type_list<>>,
-        typename walk_list<Operands, Id + 1 + walk_size_before<I, Operands...>(),
-                           operand_position<P, I, Operands...>>::type...>::type;
+        walk_kinds<
+            type_list<
+                walk_entry<Node, Id, P, Path, Id + 1 + walk_size_before<I, Operands...>()...>>,
+            type_list<>,
+            type_list<>,
+            type_list<>>,
+        typename walk_list<Operands,
+                           Id + 1 + walk_size_before<I, Operands...>(),
+                           operand_position<P, I, Operands...>,
+                           typename operand_path<Path, Node, I>::type>::type...>::type;
 };
-template <class Rule, class T, class... Operands, std::size_t Id, class P>
-struct walk_list<active_node<Rule, T, Operands...>, Id, P>
-    : node_walk_list<active_node<Rule, T, Operands...>, Id, P,
+template <class Rule, class T, class... Operands, std::size_t Id, class P, class Path>
+struct walk_list<active_node<Rule, T, Operands...>, Id, P, Path>
+    : node_walk_list<active_node<Rule, T, Operands...>,
+                     Id,
+                     P,
+                     Path,
                      std::index_sequence_for<Operands...>> {};
 
-// Where propagate keeps what it passes down: each entry's address and adjoint. (Arrays indexed
-// by constants, which the optimiser keeps in registers.)
-template <std::size_t N>
-using walk_addresses = std::array<const void*, N>;
-
-// Operand I of a node, whose number is Child: its address and adjoint (a constant has no entry).
+// Operand I of a node: its adjoint, at the number Child (a constant has no entry).
 template <std::size_t I, std::size_t Child, class Rule, class T, class... Operands, std::size_t N>
 NABLA_ALWAYS_INLINE void pass_down_one(const active_node<Rule, T, Operands...>& e,
                                        const T& adjoint,
-                                       walk_addresses<N>& at,
                                        std::array<T, N>& adjoints) {
-    if constexpr (ActiveOperand<std::tuple_element_t<I, std::tuple<Operands...>>>) {
-        at[Child] = &(e.operands.*operand<I, active_node<Rule, T, Operands...>>);
+    if constexpr (ActiveOperand<std::tuple_element_t<I, std::tuple<Operands...>>>)
         adjoints[Child] = node_partial<I>(e, std::index_sequence_for<Operands...>{}) * adjoint;
-    }
 }
 template <std::size_t... Children, class E, class T, std::size_t N, std::size_t... I>
 NABLA_ALWAYS_INLINE void pass_down_each(const E& e,
                                         const T& adjoint,
-                                        walk_addresses<N>& at,
                                         std::array<T, N>& adjoints,
                                         std::index_sequence<I...>) {
-    (pass_down_one<I, Children>(e, adjoint, at, adjoints), ...);
+    (pass_down_one<I, Children>(e, adjoint, adjoints), ...);
 }
-// A node's entry: the addresses and adjoints of its operands, whose numbers are Children.
-// (Unary and binary nodes written out, with no function for each operand: most nodes are
-// those.)
+// A node's entry: the adjoints of its operands, whose numbers are Children. (Unary and binary
+// nodes written out, with no function for each operand: most nodes are those.)
+template <class Root,
+          class T,
+          std::size_t N,
+          class E,
+          std::size_t Id,
+          class P,
+          auto... Members,
+          std::size_t... Children>
+NABLA_ALWAYS_INLINE void pass_down(const Root& root,
+                                   std::array<T, N>& adjoints,
+                                   walk_entry<E, Id, P, member_path<Members...>, Children...>*) {
+    const E& e = at_path(root, member_path<Members...>{});
+    pass_down_from(e, adjoints,
+                   static_cast<walk_entry<E, Id, P, member_path<>, Children...>*>(nullptr));
+}
+// The addresses where a walk by address keeps its entries.
+template <std::size_t N>
+using walk_addresses = std::array<const void*, N>;
+// A node's entry for a walk by address: its operands' addresses too.
+template <std::size_t N, class E, std::size_t Id, class P, std::size_t... Children>
+NABLA_ALWAYS_INLINE void pass_addresses(walk_addresses<N>& at,
+                                        walk_entry<E, Id, P, by_address, Children...>*) {
+    const E& e = *static_cast<const E*>(at[Id]);
+    const auto& o = e.operands;
+    constexpr std::size_t child[] = {Children...};
+    if constexpr (ActiveOperand<decltype(o.first)>)
+        at[child[0]] = &o.first;
+    if constexpr (E::arity >= 2) {
+        if constexpr (ActiveOperand<decltype(o.second)>)
+            at[child[1]] = &o.second;
+    }
+    if constexpr (E::arity >= 3) {
+        if constexpr (ActiveOperand<decltype(o.third)>)
+            at[child[2]] = &o.third;
+    }
+    if constexpr (E::arity >= 4) {
+        if constexpr (ActiveOperand<decltype(o.fourth)>)
+            at[child[3]] = &o.fourth;
+    }
+}
 template <class T, std::size_t N, class E, std::size_t Id, class P, std::size_t... Children>
 NABLA_ALWAYS_INLINE void pass_down(walk_addresses<N>& at,
                                    std::array<T, N>& adjoints,
-                                   walk_entry<E, Id, P, Children...>*) {
-    const E& e = *static_cast<const E*>(at[Id]);
+                                   walk_entry<E, Id, P, by_address, Children...>* entry) {
+    pass_addresses(at, entry);
+    pass_down_from(*static_cast<const E*>(at[Id]), adjoints,
+                   static_cast<walk_entry<E, Id, P, member_path<>, Children...>*>(nullptr));
+}
+// The adjoints of the operands of the node e of an entry.
+template <class T, std::size_t N, class E, std::size_t Id, class P, std::size_t... Children>
+NABLA_ALWAYS_INLINE void pass_down_from(const E& e,
+                                        std::array<T, N>& adjoints,
+                                        walk_entry<E, Id, P, member_path<>, Children...>*) {
     const T adjoint = adjoints[Id];
     using Rule = typename E::rule;
     constexpr std::size_t child[] = {Children...};
     const auto& o = e.operands;
     if constexpr (E::arity == 1) {
-        at[child[0]] = &o.first;
         adjoints[child[0]] =
             to_number<T>(Rule::template partial<0>(e.value, value_of(o.first))) * adjoint;
     } else if constexpr (E::arity == 2) {
-        if constexpr (ActiveOperand<decltype(o.first)>) {
-            at[child[0]] = &o.first;
-            adjoints[child[0]] = to_number<T>(Rule::template partial<0>(
-                                     e.value, value_of(o.first), value_of(o.second))) *
+        if constexpr (ActiveOperand<decltype(o.first)>)
+            adjoints[child[0]] = to_number<T>(Rule::template partial<0>(e.value, value_of(o.first),
+                                                                        value_of(o.second))) *
                                  adjoint;
-        }
-        if constexpr (ActiveOperand<decltype(o.second)>) {
-            at[child[1]] = &o.second;
-            adjoints[child[1]] = to_number<T>(Rule::template partial<1>(
-                                     e.value, value_of(o.first), value_of(o.second))) *
+        if constexpr (ActiveOperand<decltype(o.second)>)
+            adjoints[child[1]] = to_number<T>(Rule::template partial<1>(e.value, value_of(o.first),
+                                                                        value_of(o.second))) *
                                  adjoint;
-        }
     } else {
-        pass_down_each<Children...>(e, adjoint, at, adjoints,
-                                    std::make_index_sequence<E::arity>{});
+        pass_down_each<Children...>(e, adjoint, adjoints, std::make_index_sequence<E::arity>{});
     }
 }
 
 // Where a leaf at position P writes its pair: its place, or as it comes in a statement that does
 // not place its variables.
 template <class Builder, class P>
-inline constexpr std::size_t statement_leaf_place =
-    P::leaf == unmerged_sum || Builder::places_leaves
-        ? P::leaf
-        : (P::leaf == unmerged_leaf ? unmerged_leaf : unplaced_leaf);
+inline constexpr std::size_t
+    statement_leaf_place = P::leaf == unmerged_sum || Builder::places_leaves
+                               ? P::leaf
+                               : (P::leaf == unmerged_leaf ? unmerged_leaf : unplaced_leaf);
 
 // The partials of a statement, multiplied along the expression down to its leaves: the entries
 // are walk_t<E, P>'s, for e at position P in the statement, and out is where the builder writes
 // the pairs of variables as they come (a cursor; nothing for a builder that sees only collapsed
 // operands). The nodes in pre-order pass every operand its adjoint; then each leaf, collapsed
-// and named operand is handed to the builder by a fold that makes no function for each (the
-// leaves in pre-order, so that the pairs written as they come keep the expression's order). (The
-// callers name the entries, so that no function stands between them and the folds: each such
-// level is one more copy of the whole statement for the compiler to optimise.)
-template <class Builder, class Out, class T, class E, class... Nodes, class... Leaves,
-          class... Collapsed, class... Named>
+// and named operand is handed to the builder by a fold (the leaves in pre-order, so that the
+// pairs written as they come keep the expression's order). (The callers name the entries, so
+// that no function stands between them and the folds: each such level is one more copy of the
+// whole statement for the compiler to optimise.)
+template <class Builder,
+          class Out,
+          class T,
+          class E,
+          class... Nodes,
+          class... Leaves,
+          class... Collapsed,
+          class... Named>
 NABLA_ALWAYS_INLINE void propagate(Builder& b,
                                    Out& out,
                                    const E& e,
@@ -531,7 +633,20 @@ NABLA_ALWAYS_INLINE void propagate(Builder& b,
                                               type_list<Named...>>) {
     constexpr std::size_t n =
         sizeof...(Nodes) + sizeof...(Leaves) + sizeof...(Collapsed) + sizeof...(Named);
-    if constexpr (n > 0) {
+    if constexpr (n > 0 && !walks_by_address<E>) {
+        std::array<T, n> adjoints;
+        adjoints[0] = adjoint;
+        (pass_down(e, adjoints, static_cast<Nodes*>(nullptr)), ...);
+        (b.template leaf<statement_leaf_place<Builder, typename Leaves::position>>(
+             out, at_path(e, typename Leaves::path{}), adjoints[Leaves::id]),
+         ...);
+        (b.template collapsed_operand<Collapsed::position::slot>(
+             at_path(e, typename Collapsed::path{}), adjoints[Collapsed::id]),
+         ...);
+        (b.template named_operand<Named::position::name>(at_path(e, typename Named::path{}),
+                                                         adjoints[Named::id]),
+         ...);
+    } else if constexpr (n > 0) {
         walk_addresses<n> at;
         std::array<T, n> adjoints;
         at[0] = &e;

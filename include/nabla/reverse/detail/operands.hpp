@@ -294,12 +294,11 @@ constexpr std::size_t leaves_before() {
 // The position of operand I of a node at position P.
 // (Under a node whose variables are unmerged or unplaced, every variable is.)
 template <class P, std::size_t I, class... Operands>
-using operand_position =
-    position<P::slot + slots_before<I, Operands...>(),
-             P::name + names_before<I, Operands...>(),
-             P::leaf == unmerged_leaf || P::leaf == unplaced_leaf
-                 ? P::leaf
-                 : P::leaf + leaves_before<I, Operands...>()>;
+using operand_position = position<P::slot + slots_before<I, Operands...>(),
+                                  P::name + names_before<I, Operands...>(),
+                                  P::leaf == unmerged_leaf || P::leaf == unplaced_leaf
+                                      ? P::leaf
+                                      : P::leaf + leaves_before<I, Operands...>()>;
 
 // A statement merges the pairs of a variable it reads more than once (x[i] * x[i]) into one, when
 // it reads at most this many variables: the merge compares every two of them.

@@ -107,38 +107,42 @@ NABLA_ALWAYS_INLINE tape_index record_statement(tape<T>* target, const E& e) {
 }
 
 // Whether an expression reads an active variable or an active intermediate.
-// (A node's is a function of its own, out of line: it runs only when no tape records, and
-// inlined into each other these functions cost compile time quadratic in a statement's depth.)
-template <class T>
-NABLA_ALWAYS_INLINE bool reads_active(const active<T>& v) {
-    return v.index() != 0;
+// (By the statement's walk (builder.hpp), with no function for each variable: recursive,
+// these functions cost compile time quadratic in a statement's depth; out of line, they would take
+// the expression's address, and an expression whose address escapes is kept in memory, written
+// and read by every statement.)
+template <class E>
+NABLA_ALWAYS_INLINE bool reads_active(const E& e);
+template <class E, class... Nodes, class... Leaves, class... Collapsed, class... Named>
+NABLA_ALWAYS_INLINE bool reads_active(const E& e,
+                                      walk_kinds<type_list<Nodes...>,
+                                                 type_list<Leaves...>,
+                                                 type_list<Collapsed...>,
+                                                 type_list<Named...>>) {
+    if constexpr (!walks_by_address<E>) {
+        return ((at_path(e, typename Leaves::path{}).index() != 0) || ... || false) ||
+               ((at_path(e, typename Collapsed::path{}).count != 0) || ... || false) ||
+               (reads_active(at_path(e, typename Named::path{}).node) || ... || false);
+    } else {
+        constexpr std::size_t n =
+            sizeof...(Nodes) + sizeof...(Leaves) + sizeof...(Collapsed) + sizeof...(Named);
+        using T = active_value_t<E>;
+        walk_addresses<n> at;
+        at[0] = &e;
+        (pass_addresses(at, static_cast<Nodes*>(nullptr)), ...);
+        return ((static_cast<const active<T>*>(at[Leaves::id])->index() != 0) || ... || false) ||
+               ((static_cast<const collapsed<T>*>(at[Collapsed::id])->count != 0) || ... ||
+                false) ||
+               (reads_active(static_cast<const typename Named::type*>(at[Named::id])->node) ||
+                ... || false);
+    }
 }
-template <class T>
-NABLA_ALWAYS_INLINE bool reads_active(const collapsed<T>& c) {
-    return c.count != 0;
-}
-template <class Rule, class T, class... Operands>
-bool reads_active(const active_node<Rule, T, Operands...>& e);
-template <class Node>
-NABLA_ALWAYS_INLINE bool reads_active(const named<Node>& n) {
-    return reads_active(n.node);
-}
-template <class C>
-requires(!ActiveOperand<C>) NABLA_ALWAYS_INLINE bool reads_active(const C&) {
-    return false;
-}
-template <class Rule, class T, class... Operands>
-NABLA_OUT_OF_LINE bool reads_active(const active_node<Rule, T, Operands...>& e) {
-    const auto& o = e.operands;
-    if constexpr (sizeof...(Operands) == 1)
-        return reads_active(o.first);
-    else if constexpr (sizeof...(Operands) == 2)
-        return reads_active(o.first) || reads_active(o.second);
-    else if constexpr (sizeof...(Operands) == 3)
-        return reads_active(o.first) || reads_active(o.second) || reads_active(o.third);
+template <class E>
+NABLA_ALWAYS_INLINE bool reads_active(const E& e) {
+    if constexpr (ActiveOperand<E>)
+        return reads_active(e, walk_t<E, first_position>{});
     else
-        return reads_active(o.first) || reads_active(o.second) || reads_active(o.third) ||
-               reads_active(o.fourth);
+        return false;
 }
 
 template <class E>
@@ -178,8 +182,7 @@ NABLA_ALWAYS_INLINE bool
 one_intermediate(const shared_uses<T, Slots>& u, T& scale, std::index_sequence<K...>) {
     scale = u.scales[0];
     ((scale += K == 0 ? T(-0.0) : u.scales[K]), ...);
-    return ((u.begins[K] == u.begins[0] &&
-             u.counts[K] == u.counts[0] &&
+    return ((u.begins[K] == u.begins[0] && u.counts[K] == u.counts[0] &&
              u.generations[K] == u.generations[0]) &&
             ...);
 }
@@ -205,8 +208,7 @@ NABLA_ALWAYS_INLINE collapsed<T> collapse(const active_node<Rule, T, Operands...
         propagate(u, out, e, T(1), walk_t<Node, first_position>{});
         T scale;
         if (one_intermediate(u, scale, std::make_index_sequence<collapsed_count<Node>>{})) {
-            e.cache = collapsed<T>{e.value, u.begins[0], u.counts[0],
-                                   u.generations[0], scale};
+            e.cache = collapsed<T>{e.value, u.begins[0], u.counts[0], u.generations[0], scale};
             return e.cache;
         }
     }
@@ -274,7 +276,8 @@ NABLA_ALWAYS_INLINE constexpr decltype(auto) hold(E&& e) {
             return named<D>{e, &e};
         else
             return collapse(e);
-    } else if constexpr (ActiveOperand<D> && std::is_lvalue_reference_v<E>)
+    } else if constexpr (ActiveOperand<D> && (std::is_lvalue_reference_v<E> ||
+                                              std::is_const_v<std::remove_reference_t<E>>))
         return D(e);
     else if constexpr (ActiveOperand<D>)
         // A temporary, moved once: into the node that holds it.
