@@ -258,9 +258,8 @@ TEST_CASE("a step's series equal the Picard iteration on taylor numbers, whateve
         using std::cos, std::exp, std::sin;
         using T = std::decay_t<decltype(y[0])>;
         const T shared = y[0] * y[2];
-        return std::array<T, 9>{y[1] * y[2],  shared,        y[3] * y[3], y[4] * y[4],
-                                sin(y[0]),    cos(y[1]) + t, y[5],        T(0.5),
-                                shared};
+        return std::array<T, 9>{y[1] * y[2],   shared, y[3] * y[3], y[4] * y[4], sin(y[0]),
+                                cos(y[1]) + t, y[5],   T(0.5),      shared};
     };
     const std::array start{0.3, -0.2, 0.5, 0.1, -0.4, 0.7, 0.2, 0.0, 0.6};
     nabla::taylor_integrator ode(field, 0.25, start, {.tolerance = 1e-15, .order = 12});
