@@ -382,6 +382,12 @@ template <>
 inline constexpr bool native_value_on_lanes<lambert_w0_rule> = false;
 template <>
 inline constexpr bool native_value_on_lanes<lambert_wm1_rule> = false;
+// (Their partials' exp(-W) sees NaN outside the domain and +inf at W-1(0), which xsimd 8.1's exp
+// converts to an integer: undefined behaviour.)
+template <>
+inline constexpr bool native_partials_on_lanes<lambert_w0_rule> = false;
+template <>
+inline constexpr bool native_partials_on_lanes<lambert_wm1_rule> = false;
 template <>
 inline constexpr bool native_value_on_lanes<comp_ellint_1_rule> = false;
 template <>
