@@ -568,6 +568,32 @@ TEST_CASE("polygamma of an integer order on the tape: values and partials of the
     }
 }
 
+TEST_CASE("every function of an integer index works element-wise on the tape and in fused loops",
+          "[array][tape]") {
+    const auto [xa] = nabla::array_variables<1>();
+    const auto xs = sample(4 * W + 3, 0.5, 3.0, 24);
+#define NABLA_CHECK_INDEXED(function, rule)                                                        \
+    for (const int n : {0, 2}) {                                                                   \
+        INFO(#function << "(" << n << ", x)");                                                     \
+        const auto [value, g] = nabla::value_and_grad(                                             \
+            nabla::mode::arrays, [n](const auto& x) { return sum(function(n, x)); }, xs);          \
+        const auto [fused_value, fused_g] = nabla::value_and_grad(sum(function(n, xa)), xs);       \
+        double expected = 0.0;                                                                     \
+        for (std::size_t i = 0; i < xs.size(); ++i) {                                              \
+            expected += nabla::rules::rule::value(n, xs[i]);                                       \
+            const double partial =                                                                 \
+                nabla::detail::to_number<double>(nabla::rules::rule::partial<1>(0.0, n, xs[i]));   \
+            CHECK(g[i] == Approx(partial).epsilon(1e-13));                                         \
+            CHECK(fused_g[i] == Approx(partial).epsilon(1e-13));                                   \
+        }                                                                                          \
+        CHECK(value == Approx(expected).epsilon(1e-13));                                           \
+        CHECK(fused_value == Approx(expected).epsilon(1e-13));                                     \
+    }
+    using nabla::hermite, nabla::sph_bessel, nabla::sph_neumann, nabla::polygamma;
+    NABLA_INDEXED_FUNCTIONS(NABLA_CHECK_INDEXED)
+#undef NABLA_CHECK_INDEXED
+}
+
 TEST_CASE("matrices broadcast a row vector along their rows, take functions element by element "
           "and reduce over every element",
           "[array][tape][matrix]") {

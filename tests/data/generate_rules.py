@@ -30,7 +30,8 @@ line holds whitespace-separated fields:
     name npar p1..p_npar nvar x1..x_nvar value g1..g_nvar h_upper tol_value tol_grad tol_hess
 
 * npar: number of fixed parameters (0, except pow_double: c, pow_int: n,
-  polygamma: n, which have 1).  Derivatives are never taken with respect to
+  and the indexed functions polygamma, hermite, sph_bessel and sph_neumann:
+  n, which have 1).  Derivatives are never taken with respect to
   parameters.
 * nvar: number of variables (1, 2 or 3), followed by their values.
 * value, gradient (nvar entries), upper triangle of the Hessian, row-major
@@ -285,6 +286,23 @@ RULES["sqrt1pm1"] = unary(lambda x: mpmath.sqrt(1 + x) - 1,
                           lambda x: -1 / (4 * (1 + x) * mpmath.sqrt(1 + x)))
 RULES["expint"] = unary(mpmath.ei, lambda x: mpmath.exp(x) / x,
                         lambda x: mpmath.exp(x) * (x - 1) / x ** 2)
+
+
+def sinc(x):
+    return mpmath.sin(x) / x if x != 0 else mpf(1)
+
+
+def sinc_d1(x):
+    return (x * mpmath.cos(x) - mpmath.sin(x)) / x ** 2 if x != 0 else mpf(0)
+
+
+def sinc_d2(x):
+    if x == 0:
+        return -mpf(1) / 3
+    return ((2 - x * x) * mpmath.sin(x) - 2 * x * mpmath.cos(x)) / x ** 3
+
+
+RULES["sinc"] = unary(sinc, sinc_d1, sinc_d2)
 RULES["lambert_w0"] = lambert_ref(0)
 RULES["lambert_wm1"] = lambert_ref(-1)
 # K and E from their ODEs: k (1 - k^2) K'' + (1 - 3 k^2) K' - k K = 0 and
@@ -400,7 +418,83 @@ def rule_beta(p, xs):
              [v * (pa * pb - t), v * (pb ** 2 + mpmath.psi(1, b) - t)]])
 
 
+def hermite(n, x):
+    return mpmath.hermite(n, x) if n >= 0 else mpf(0)
+
+
+def rule_hermite(p, xs):
+    n = int(p[0])
+    x, = xs
+    return (hermite(n, x), [2 * n * hermite(n - 1, x)],
+            [[4 * n * (n - 1) * hermite(n - 2, x)]])
+
+
+def spherical(kind, n, x):
+    """j_n(x) (kind 0) or y_n(x) (kind 1) for every integer n and real x."""
+    if x < 0:
+        sign = (-1) ** (n % 2) if kind == 0 else -((-1) ** (n % 2))
+        return sign * spherical(kind, n, -x)
+    if x == 0:
+        if kind == 1 or n < 0:
+            raise ValueError("pole")
+        return mpf(1) if n == 0 else mpf(0)
+    scale = mpmath.sqrt(mpmath.pi / (2 * x))
+    order = n + mpf(1) / 2
+    return scale * (mpmath.besselj(order, x) if kind == 0
+                    else mpmath.bessely(order, x))
+
+
+def spherical_derivative(f, n):
+    """f_n' = (n f_(n-1) - (n+1) f_(n+1)) / (2n + 1) for f(n) a function of n."""
+    below = n * f(n - 1) if n != 0 else mpf(0)
+    return (below - (n + 1) * f(n + 1)) / (2 * n + 1)
+
+
+def rule_spherical(kind):
+    def rule(p, xs):
+        n = int(p[0])
+        x, = xs
+        f = lambda m: spherical(kind, m, x)
+        d1 = lambda m: spherical_derivative(f, m)
+        return (f(n), [d1(n)], [[spherical_derivative(d1, n)]])
+    return rule
+
+
+def incomplete_elliptic(k, phi):
+    """F, E, their first derivatives and the pieces of the second ones."""
+    m = k * k
+    F = mpmath.ellipf(phi, m)
+    E = mpmath.ellipe(phi, m)
+    s, c = mpmath.sin(phi), mpmath.cos(phi)
+    d = mpmath.sqrt(1 - m * s * s)
+    N = E - (1 - m) * F - m * s * c / d
+    D = k * (1 - m)
+    F_k = N / D
+    E_k = (E - F) / k
+    N_k = E_k + 2 * k * F - (1 - m) * F_k - (2 * k * s * c / d + k * m * s ** 3 * c / d ** 3)
+    F_kk = (N_k * D - N * (1 - 3 * m)) / D ** 2
+    E_kk = (E_k - F_k) / k - (E - F) / m
+    return F, E, s, c, d, F_k, E_k, F_kk, E_kk
+
+
+def rule_ellint_1(p, xs):
+    k, phi = xs
+    F, E, s, c, d, F_k, E_k, F_kk, E_kk = incomplete_elliptic(k, phi)
+    mixed = k * s * s / d ** 3
+    return (F, [F_k, 1 / d], [[F_kk, mixed], [mixed, k * k * s * c / d ** 3]])
+
+
+def rule_ellint_2(p, xs):
+    k, phi = xs
+    F, E, s, c, d, F_k, E_k, F_kk, E_kk = incomplete_elliptic(k, phi)
+    mixed = -k * s * s / d
+    return (E, [E_k, d], [[E_kk, mixed], [mixed, -k * k * s * c / d]])
+
+
 RULES.update({
+    "hermite": rule_hermite, "sph_bessel": rule_spherical(0),
+    "sph_neumann": rule_spherical(1),
+    "ellint_1": rule_ellint_1, "ellint_2": rule_ellint_2,
     "powm1": rule_powm1, "beta": rule_beta,
     "add": rule_add, "sub": rule_sub, "mul": rule_mul, "div": rule_div,
     "pow": rule_pow, "hypot": rule_hypot, "atan2": rule_atan2,
@@ -543,7 +637,21 @@ POINTS["fmax"] = POINTS["fmin"]
 POINTS["min"] = POINTS["fmin"]
 POINTS["max"] = POINTS["fmin"]
 
-NPAR = {"pow_double": 1, "pow_int": 1, "polygamma": 1}
+POINTS["ellint_1"] = pts2((0.6, 0.7), (0.3, 1.2), (0.9, 0.3), (-0.5, 2.5),
+                          (0.99, 1.0), (0.1, -1.0), (0.05, 0.4), (0.7, 4.0))
+POINTS["ellint_2"] = POINTS["ellint_1"]
+POINTS["sinc"] = pts1(0.7, -2.5, 1e-3, 0.0, 10.0, 3.14, 1e-9, 100.5)
+POINTS["hermite"] = [((n,), (x,)) for n in [0, 1, 2, 3, 6, 10]
+                     for x in [0.5, -1.3, 2.0, 0.0, 7.25]]
+POINTS["sph_bessel"] = [((n,), (x,)) for n in [0, 1, 2, 5]
+                        for x in [0.5, 1.0, 3.7, 20.0, -2.5, 1e-3, 0.0, 1e-30,
+                                  1e4, 1e10]]
+POINTS["sph_neumann"] = [((n,), (x,)) for n in [0, 1, 2, 5]
+                         for x in [0.5, 1.0, 3.7, 20.0, -2.5, 0.01, 1e-30,
+                                   1e4, 1e10]]
+
+NPAR = {"pow_double": 1, "pow_int": 1, "polygamma": 1, "hermite": 1,
+        "sph_bessel": 1, "sph_neumann": 1}
 
 # Points where the textbook derivative formulas overflow or underflow in an
 # intermediate step even though every reference quantity is a normal double
@@ -719,7 +827,7 @@ def header():
 # Every other line has whitespace-separated fields:
 #   name npar p1..p_npar nvar x1..x_nvar value g1..g_nvar h_upper... tol_value tol_grad tol_hess
 # npar:    number of fixed parameters (1 for pow_double: c, pow_int: n,
-#          polygamma: n; else 0); no derivatives w.r.t. parameters.
+#          polygamma, hermite, sph_bessel, sph_neumann: n; else 0); no derivatives w.r.t. parameters.
 # nvar:    number of variables (1..3), followed by their values.
 # value:   f(x); g: gradient (nvar entries);
 # h_upper: Hessian upper triangle, row-major, nvar*(nvar+1)/2 entries

@@ -67,14 +67,15 @@ TEST_CASE("the series tape gives the derivatives of order 0..8 of every rule, as
                 CHECK(d[k] == Approx(by_series[k]).epsilon(1e-12).margin(1e-12));
             }
             // Partials that never close (lgamma, digamma, polygamma) are recorded only as far
-            // as they are read: a few operations per order, not an endless chain.
-            CHECK(operations < 80);
+            // as they are read: a few operations per order, not an endless chain (the spherical
+            // Bessel functions' reach two neighbouring indices each: about 100 to order 8).
+            CHECK(operations < 120);
         }
         INFO("function " << name);
         CHECK(checked >= 1);
         ++functions;
     });
-    CHECK(functions == 57);
+    CHECK(functions == 63);
 }
 
 TEST_CASE("a recording replayed at another point gives that point's series, for every rule",

@@ -29,7 +29,8 @@ enum class op {
     sinh, cosh, tanh, asinh, acosh, atanh, erf, erfc, tgamma, lgamma, digamma, trigamma, abs,
     sign, floor, ceil, round, trunc, add, sub, mul, div, pow, powi, atan2, hypot, min, max, fmin,
     fmax, fma, sin_pi, cos_pi, sqrt1pm1, expint, lambert_w0, lambert_wm1, comp_ellint_1,
-    comp_ellint_2, powm1, beta, add_constant, times_constant, constant_over, branch, loop, accumulate
+    comp_ellint_2, powm1, beta, hermite, sph_bessel, sph_neumann, sinc, ellint_1, ellint_2,
+    add_constant, times_constant, constant_over, branch, loop, accumulate
 };
 // clang-format on
 inline constexpr int op_count = static_cast<int>(op::accumulate) + 1;
@@ -42,8 +43,9 @@ inline const char* name(op o) {
         "erf", "erfc", "tgamma", "lgamma", "digamma", "trigamma", "abs", "sign", "floor", "ceil",
         "round", "trunc", "add", "sub", "mul", "div", "pow", "powi", "atan2", "hypot", "min",
         "max", "fmin", "fmax", "fma", "sin_pi", "cos_pi", "sqrt1pm1", "expint", "lambert_w0",
-        "lambert_wm1", "comp_ellint_1", "comp_ellint_2", "powm1", "beta", "add_constant",
-        "times_constant", "constant_over", "branch", "loop", "accumulate"};
+        "lambert_wm1", "comp_ellint_1", "comp_ellint_2", "powm1", "beta", "hermite", "sph_bessel",
+        "sph_neumann", "sinc", "ellint_1", "ellint_2", "add_constant", "times_constant", "constant_over", "branch", "loop",
+        "accumulate"};
     // clang-format on
     return names[static_cast<int>(o)];
 }
@@ -84,7 +86,8 @@ auto run(const program& p, const X& x, std::vector<int>* branches = nullptr) {
     using T = std::decay_t<decltype(x[0])>;
     using nabla::digamma, nabla::polygamma, nabla::sign, std::ceil, std::trunc, nabla::sin_pi,
         nabla::cos_pi, nabla::sqrt1pm1, nabla::expint, nabla::lambert_w0, nabla::lambert_wm1,
-        nabla::comp_ellint_1, nabla::comp_ellint_2, nabla::powm1, nabla::beta;
+        nabla::comp_ellint_1, nabla::comp_ellint_2, nabla::powm1, nabla::beta, nabla::hermite,
+        nabla::sph_bessel, nabla::sph_neumann, nabla::sinc, nabla::ellint_1, nabla::ellint_2;
     using std::abs, std::acos, std::acosh, std::asin, std::asinh, std::atan, std::atan2, std::atanh,
         std::cbrt, std::cos, std::cosh, std::erf, std::erfc, std::exp, std::exp2, std::expm1,
         std::floor, std::fma, std::fmax, std::fmin, std::hypot, std::lgamma, std::log, std::log10,
@@ -214,6 +217,24 @@ auto run(const program& p, const X& x, std::vector<int>* branches = nullptr) {
             break;
         case op::beta:
             r = beta(a, b);
+            break;
+        case op::hermite:
+            r = hermite(3, a);
+            break;
+        case op::sph_bessel:
+            r = sph_bessel(2, a);
+            break;
+        case op::sph_neumann:
+            r = sph_neumann(1, a);
+            break;
+        case op::sinc:
+            r = sinc(a);
+            break;
+        case op::ellint_1:
+            r = ellint_1(a, b);
+            break;
+        case op::ellint_2:
+            r = ellint_2(a, b);
             break;
 
         case op::abs:
@@ -497,6 +518,23 @@ private:
             break;
         case op::beta:
             ok = a > 0.3 && b > 0.3 && a < 6.0 && b < 6.0;
+            break;
+        case op::hermite:
+            ok = std::abs(a) < 3.0;
+            break;
+        case op::sph_bessel:
+            ok = std::abs(a) < 20.0;
+            break;
+        case op::sph_neumann:
+            ok = std::abs(a) > 0.3 && std::abs(a) < 20.0;
+            break;
+        case op::sinc:
+            ok = std::abs(a) < 20.0;
+            break;
+        case op::ellint_1:
+        case op::ellint_2:
+            // (Away from k = 0, as the complete integrals.)
+            ok = std::abs(a) < 0.9 && std::abs(a) > 0.05 && std::abs(b) < 4.0;
             break;
 
         case op::floor:

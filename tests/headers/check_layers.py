@@ -19,7 +19,7 @@ new file is placed on purpose.
 
 The function list: every rule struct (`struct name_rule`) in include/nabla/rules/ is bound to a
 name in rules/functions.hpp, or is one of the rules each mode binds by hand (arithmetic, pow,
-fma, polygamma), so no mode can miss a function.
+fma), so no mode can miss a function.
 
 Usage: check_layers.py <include directory>
 """
@@ -43,7 +43,7 @@ LAYERS = [
 
 #Rules whose overloads choose among rules by argument type or arity, written by hand per mode.
 BOUND_BY_HAND = {"add_rule", "sub_rule", "mul_rule", "div_rule", "neg_rule", "fma_rule",
-                 "pow_rule", "powi_rule", "polygamma_rule"}
+                 "pow_rule", "powi_rule"}
 
 
 def layer(relative):

@@ -335,3 +335,41 @@ TEST_CASE("special functions at their edges", "[rules][conventions]") {
     CHECK(std::signbit(nabla::sin_pi(-2.0)));
     CHECK(nabla::cos_pi(1e15) == 1.0);
 }
+
+TEST_CASE("Hermite polynomials, spherical Bessel functions, sinc and elliptic integrals at their "
+          "edges",
+          "[rules][conventions]") {
+    const auto j0 = [](const auto& v) { return nabla::sph_bessel(0, v); };
+    const auto j1 = [](const auto& v) { return nabla::sph_bessel(1, v); };
+    const auto y0 = [](const auto& v) { return nabla::sph_neumann(0, v); };
+    // j_n at 0: j_0 = 1 with derivative 0 (the strong zero of 0 j_(-1), j_(-1)(0) infinite),
+    // j_1 = 0 with derivative 1/3.
+    check_edge(j0, 0.0, 1.0, 0.0);
+    check_edge(j1, 0.0, 0.0, 1.0 / 3.0);
+    // y_n has a pole at 0: y_0 = -inf with derivative +inf.
+    check_edge(y0, 0.0, -inf, inf);
+    CHECK(nabla::sph_neumann(3, 0.0) == -inf);
+    // Both tend to 0 at infinity; NaN stays NaN.
+    check_edge(j1, inf, 0.0, 0.0);
+    CHECK(nabla::sph_neumann(2, -inf) == 0.0);
+    CHECK(std::isnan(nabla::sph_bessel(2, not_a_number)));
+    // Negative arguments by parity, negative indices by j_(-n-1) = (-1)^(n+1) y_n.
+    CHECK(nabla::sph_bessel(3, -1.5) == -nabla::sph_bessel(3, 1.5));
+    CHECK(nabla::sph_bessel(2, -1.5) == nabla::sph_bessel(2, 1.5));
+    CHECK(nabla::sph_neumann(2, -1.5) == -nabla::sph_neumann(2, 1.5));
+    CHECK(nabla::sph_bessel(-1, 0.8) == Approx(std::cos(0.8) / 0.8).epsilon(1e-15));
+    CHECK(nabla::sph_neumann(-1, 0.8) == Approx(std::sin(0.8) / 0.8).epsilon(1e-15));
+    // sinc = j_0: 1 at 0 with derivative 0, 0 at infinity.
+    check_edge([](const auto& v) { return nabla::sinc(v); }, 0.0, 1.0, 0.0);
+    check_edge([](const auto& v) { return nabla::sinc(v); }, inf, 0.0, 0.0);
+    // The incomplete elliptic integrals are phi at k = 0, their k-derivatives 0 there.
+    check_edge([](const auto& v) { return nabla::ellint_1(v, 0.7); }, 0.0, 0.7, 0.0);
+    check_edge([](const auto& v) { return nabla::ellint_2(v, 0.7); }, 0.0, 0.7, 0.0);
+    check_edge([](const auto& v) { return nabla::ellint_1(0.0, v); }, 0.7, 0.7, 1.0);
+    check_edge([](const auto& v) { return nabla::ellint_1(v, 0.7); }, 1.5, not_a_number,
+               not_a_number);
+    // H_n = 0 for n < 0, which closes H_n' = 2n H_(n-1); H_0 = 1 everywhere.
+    CHECK(nabla::hermite(-1, 2.0) == 0.0);
+    check_edge([](const auto& v) { return nabla::hermite(0, v); }, 3.0, 1.0, 0.0);
+    check_edge([](const auto& v) { return nabla::hermite(2, v); }, 0.5, -1.0, 4.0);
+}

@@ -897,35 +897,38 @@ fma(const basic_var_array<T>& a, const basic_var_array<T>& b, const basic_var_ar
     return detail::elementwise<rules::fma_rule, T>(a, b, c);
 }
 
-// polygamma(n, x) element by element for an integer order n (not differentiable), and digamma.
-template <class T>
-basic_var_array<T> polygamma(int n, const basic_var_array<T>& x) {
-    using namespace detail;
-    const std::size_t size = x.size();
-    const T* const v = var_array_access::data(x);
-    tape<T>* const on =
-        tape_for<T>({{var_array_access::first(x), var_array_access::generation(x)}});
-    std::shared_ptr<T[]> values = take_buffer<T>(size);
-    std::shared_ptr<T[]> partials = on != nullptr ? take_buffer<T>(size) : nullptr;
-    for (std::size_t i = 0; i < size; ++i) {
-        values[i] = rules::value_on<rules::polygamma_rule>(n, v[i]);
-        if (partials)
-            partials[i] =
-                to_number<T>(rules::partial_on<rules::polygamma_rule, 1>(values[i], n, v[i]));
+// f(n, x) element by element for a constant integer index n (not differentiable): polygamma,
+// hermite, ...; and digamma.
+#define NABLA_VAR_ARRAY_INDEXED(function, rule)                                                    \
+    template <class T>                                                                             \
+    basic_var_array<T> function(int n, const basic_var_array<T>& x) {                              \
+        using namespace detail;                                                                    \
+        const std::size_t size = x.size();                                                         \
+        const T* const v = var_array_access::data(x);                                              \
+        tape<T>* const on =                                                                        \
+            tape_for<T>({{var_array_access::first(x), var_array_access::generation(x)}});          \
+        std::shared_ptr<T[]> values = take_buffer<T>(size);                                        \
+        std::shared_ptr<T[]> partials = on != nullptr ? take_buffer<T>(size) : nullptr;            \
+        for (std::size_t i = 0; i < size; ++i) {                                                   \
+            values[i] = rules::value_on<rules::rule>(n, v[i]);                                     \
+            if (partials)                                                                          \
+                partials[i] = to_number<T>(rules::partial_on<rules::rule, 1>(values[i], n, v[i])); \
+        }                                                                                          \
+        if (on == nullptr || size == 0)                                                            \
+            return var_array_access::make<T>(std::move(values), size, 0, 0);                       \
+        const tape_index first = tape_access::add_variables(*on, size);                            \
+        tape_access::add_array_operation(                                                          \
+            *on, first, static_cast<tape_index>(size),                                             \
+            [first, size, operand = var_array_access::first(x),                                    \
+             partials = std::shared_ptr<const T[]>(std::move(partials))](T* adjoints) {            \
+                const T* const d = partials.get();                                                 \
+                pull_back<true>(adjoints, first, operand, size,                                    \
+                                [d]<class L>(std::size_t j) { return load<L>(d + j); });           \
+            });                                                                                    \
+        return var_array_access::make<T>(std::move(values), size, first, on->generation());        \
     }
-    if (on == nullptr || size == 0)
-        return var_array_access::make<T>(std::move(values), size, 0, 0);
-    const tape_index first = tape_access::add_variables(*on, size);
-    tape_access::add_array_operation(
-        *on, first, static_cast<tape_index>(size),
-        [first, size, operand = var_array_access::first(x),
-         partials = std::shared_ptr<const T[]>(std::move(partials))](T* adjoints) {
-            const T* const d = partials.get();
-            pull_back<true>(adjoints, first, operand, size,
-                            [d]<class L>(std::size_t j) { return load<L>(d + j); });
-        });
-    return var_array_access::make<T>(std::move(values), size, first, on->generation());
-}
+NABLA_INDEXED_FUNCTIONS(NABLA_VAR_ARRAY_INDEXED)
+#undef NABLA_VAR_ARRAY_INDEXED
 template <class T>
 basic_var_array<T> digamma(const basic_var_array<T>& x) {
     return polygamma(0, x);

@@ -365,16 +365,20 @@ constexpr auto square(const array_expression<Body>& x) {
     return x * x;
 }
 
-// digamma, and polygamma of a constant integer order (literal<N> or an int).
+// digamma, and f(n, x) of a constant integer index (literal<N> or an int): polygamma, hermite,
+// ...
 template <class Body>
 constexpr auto digamma(const array_expression<Body>& x) {
     return detail::make_array(digamma(x.body));
 }
-template <class N, class Body>
-requires(std::is_integral_v<N> ||
-         is_literal_v<N>) constexpr auto polygamma(const N& n, const array_expression<Body>& x) {
-    return detail::make_array(polygamma(n, x.body));
-}
+#define NABLA_ARRAY_INDEXED(function, rule)                                                        \
+    template <class N, class Body>                                                                 \
+    requires(std::is_integral_v<N> || is_literal_v<N>) constexpr auto function(                    \
+        const N& n, const array_expression<Body>& x) {                                             \
+        return detail::make_array(function(n, x.body));                                            \
+    }
+NABLA_INDEXED_FUNCTIONS(NABLA_ARRAY_INDEXED)
+#undef NABLA_ARRAY_INDEXED
 
 template <class A, class B, class C>
 requires(detail::ArrayOperand<A>&& detail::ArrayOperand<B>&& detail::ArrayOperand<C> &&

@@ -70,22 +70,24 @@ requires(sizeof...(Args) == 3 && !(Operand<Args> && ...)) constexpr void fma(con
     NABLA_UNSUPPORTED_ARGUMENT(fma);
 }
 
-// polygamma(n, x) = d^(n+1)/dx^(n+1) log Gamma(x) for an integer constant order n.
-template <Operand N, Operand X>
-constexpr auto polygamma(const N& n, const X& x) {
-    using order = detail::graph_t<std::remove_cvref_t<decltype(detail::wrap(n))>>;
-    static_assert(!detail::depends_on_any<order> && detail::info<order>::integer_valued,
-                  "nabla::polygamma(n, x): the order n must be a constant integer (an int or "
-                  "nabla::literal<N>), not a floating-point number or an expression of the "
-                  "variables.");
-    if constexpr (Number<N> && Number<X>) {
-        return rules::polygamma(n, x);
-    } else {
-        return detail::combine(
-            [](auto p, auto q) { return detail::make_node<rules::polygamma_rule>(p, q); },
-            detail::wrap(n), detail::wrap(x));
+// f(n, x) of an integer constant index n (polygamma's order, hermite's degree, ...).
+#define NABLA_INDEXED_FUNCTION(function, rule)                                                     \
+    template <Operand N, Operand X>                                                                \
+    constexpr auto function(const N& n, const X& x) {                                              \
+        using index = detail::graph_t<std::remove_cvref_t<decltype(detail::wrap(n))>>;             \
+        static_assert(!detail::depends_on_any<index> && detail::info<index>::integer_valued,       \
+                      "nabla::" #function "(n, x): the index n must be a constant integer (an "    \
+                      "int or nabla::literal<N>), not a floating-point number or an expression "   \
+                      "of the variables.");                                                        \
+        if constexpr (Number<N> && Number<X>) {                                                    \
+            return rules::rule::value(n, x);                                                       \
+        } else {                                                                                   \
+            return detail::combine(                                                                \
+                [](auto p, auto q) { return detail::make_node<rules::rule>(p, q); },               \
+                detail::wrap(n), detail::wrap(x));                                                 \
+        }                                                                                          \
     }
-}
+NABLA_INDEXED_FUNCTIONS(NABLA_INDEXED_FUNCTION)
 
 template <Operand X>
 constexpr auto digamma(const X& x) {
@@ -98,6 +100,7 @@ constexpr auto digamma(const X& x) {
 #undef NABLA_UNARY_FUNCTION
 #undef NABLA_BINARY_FUNCTION
 #undef NABLA_BINARY_RULE
+#undef NABLA_INDEXED_FUNCTION
 #undef NABLA_UNSUPPORTED_ARGUMENT
 
 }  // namespace nabla

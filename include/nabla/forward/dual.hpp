@@ -446,17 +446,20 @@ fma(const dual<T, N, S>& a, const dual<T, N, S>& b, const dual<T, N, S>& c) {
     return detail::apply_ternary<rules::fma_rule>(a, b, c);
 }
 
-template <class T, std::size_t N, bool S, class I>
-requires std::is_integral_v<I>
-constexpr dual<T, N, S> polygamma(I n, const dual<T, N, S>& x) {
-    return detail::apply_right<rules::polygamma_rule>(n, x);
-}
-
-// The order as a dual (a static expression evaluated on duals holds it so) is a constant.
-template <class T, std::size_t N, bool S>
-constexpr dual<T, N, S> polygamma(const dual<T, N, S>& n, const dual<T, N, S>& x) {
-    return polygamma(static_cast<int>(primal(n)), x);
-}
+// f(n, x) of an integer constant index n; the index as a dual (a static expression evaluated on
+// duals holds it so) is a constant.
+#define NABLA_DUAL_INDEXED(function, rule)                                                         \
+    template <class T, std::size_t N, bool S, class I>                                             \
+    requires std::is_integral_v<I>                                                                 \
+    constexpr dual<T, N, S> function(I n, const dual<T, N, S>& x) {                                \
+        return detail::apply_right<rules::rule>(static_cast<int>(n), x);                           \
+    }                                                                                              \
+    template <class T, std::size_t N, bool S>                                                      \
+    constexpr dual<T, N, S> function(const dual<T, N, S>& n, const dual<T, N, S>& x) {             \
+        return function(static_cast<int>(primal(n)), x);                                           \
+    }
+NABLA_INDEXED_FUNCTIONS(NABLA_DUAL_INDEXED)
+#undef NABLA_DUAL_INDEXED
 
 template <class T, std::size_t N, bool S>
 constexpr dual<T, N, S> digamma(const dual<T, N, S>& x) {

@@ -259,7 +259,7 @@ public:
         return {this, share(n)};
     }
 
-    // y = Rule(a), or Rule(n, a) with an integer parameter n (polygamma's order).
+    // y = Rule(a), or Rule(n, a) with an integer index n (polygamma's order, hermite's degree).
     template <class Rule>
     variable apply(const variable& a) {
         check_smooth<Rule>();
@@ -1032,12 +1032,16 @@ fma(const series_variable<T>& a, const series_variable<T>& b, const series_varia
     return a * b + c;
 }
 
-template <class T, class I>
-requires std::is_integral_v<I> series_variable<T> polygamma(I n, const series_variable<T>& u) {
-    if (u.is_constant())
-        return rules::polygamma_rule::value(static_cast<int>(n), u.constant());
-    return u.tape()->template apply<rules::polygamma_rule>(static_cast<int>(n), u);
-}
+// f(n, x) of a constant integer index n.
+#define NABLA_SERIES_INDEXED(function, rule)                                                       \
+    template <class T, class I>                                                                    \
+    requires std::is_integral_v<I> series_variable<T> function(I n, const series_variable<T>& u) { \
+        if (u.is_constant())                                                                       \
+            return rules::rule::value(static_cast<int>(n), u.constant());                          \
+        return u.tape()->template apply<rules::rule>(static_cast<int>(n), u);                      \
+    }
+NABLA_INDEXED_FUNCTIONS(NABLA_SERIES_INDEXED)
+#undef NABLA_SERIES_INDEXED
 template <class T>
 series_variable<T> digamma(const series_variable<T>& u) {
     return polygamma(0, u);

@@ -287,16 +287,19 @@ constexpr taylor<T, K> fma(const taylor<T, K>& a, const taylor<T, K>& b, const t
     return detail::series_of<rules::fma_rule, T, K>(a, b, c);
 }
 
-// polygamma with a constant integer order n (a series order is read from its value).
-template <class T, std::size_t K, class I>
-requires std::is_integral_v<I>
-constexpr taylor<T, K> polygamma(I n, const taylor<T, K>& u) {
-    return detail::series_of<rules::polygamma_rule, T, K>(static_cast<int>(n), u);
-}
-template <class T, std::size_t K>
-constexpr taylor<T, K> polygamma(const taylor<T, K>& n, const taylor<T, K>& u) {
-    return polygamma(static_cast<int>(n.c[0]), u);
-}
+// f(n, x) of a constant integer index n (an index as a series is read from its value).
+#define NABLA_TAYLOR_INDEXED(function, rule)                                                       \
+    template <class T, std::size_t K, class I>                                                     \
+    requires std::is_integral_v<I>                                                                 \
+    constexpr taylor<T, K> function(I n, const taylor<T, K>& u) {                                  \
+        return detail::series_of<rules::rule, T, K>(static_cast<int>(n), u);                       \
+    }                                                                                              \
+    template <class T, std::size_t K>                                                              \
+    constexpr taylor<T, K> function(const taylor<T, K>& n, const taylor<T, K>& u) {                \
+        return function(static_cast<int>(n.c[0]), u);                                              \
+    }
+NABLA_INDEXED_FUNCTIONS(NABLA_TAYLOR_INDEXED)
+#undef NABLA_TAYLOR_INDEXED
 template <class T, std::size_t K>
 constexpr taylor<T, K> digamma(const taylor<T, K>& u) {
     return polygamma(0, u);

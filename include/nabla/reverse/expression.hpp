@@ -150,10 +150,14 @@ requires detail::ActivePair<A, B> NABLA_ALWAYS_INLINE constexpr auto pow(A&& a, 
         return detail::make_binary<rules::pow_rule>(std::forward<A>(a), std::forward<B>(b));
 }
 
-template <class I, detail::ActiveOperand X>
-requires std::is_integral_v<I> NABLA_ALWAYS_INLINE constexpr auto polygamma(I n, X&& x) {
-    return detail::make_binary<rules::polygamma_rule>(n, std::forward<X>(x));
-}
+// f(n, x) of a constant integer index n.
+#define NABLA_ACTIVE_INDEXED(function, rule)                                                       \
+    template <class I, detail::ActiveOperand X>                                                    \
+    requires std::is_integral_v<I> NABLA_ALWAYS_INLINE constexpr auto function(I n, X&& x) {       \
+        return detail::make_binary<rules::rule>(n, std::forward<X>(x));                            \
+    }
+NABLA_INDEXED_FUNCTIONS(NABLA_ACTIVE_INDEXED)
+#undef NABLA_ACTIVE_INDEXED
 // fma(a, b, c): every operand active or a constant, at least one active.
 template <class A, class B, class C>
 requires(detail::ActiveOperand<A> || detail::ActiveOperand<B> ||

@@ -7,7 +7,7 @@
 //
 // Not listed, because their overloads choose among rules by the arguments' types: the arithmetic
 // operators (add, sub, mul, div, neg), pow (pow_rule, or powi_rule for an integer exponent), fma
-// (three operands) and polygamma and digamma (an integer order). Each mode writes those by hand.
+// (three operands) and digamma. Each mode writes those by hand.
 
 // X(function, rule) for the functions of one operand.
 #define NABLA_UNARY_FUNCTIONS(X)                                                                   \
@@ -44,6 +44,7 @@
     X(lambert_wm1, lambert_wm1_rule)                                                               \
     X(comp_ellint_1, comp_ellint_1_rule)                                                           \
     X(comp_ellint_2, comp_ellint_2_rule)                                                           \
+    X(sinc, sinc_rule)                                                                             \
     X(abs, abs_rule)                                                                               \
     X(fabs, abs_rule)                                                                              \
     X(sign, sign_rule)                                                                             \
@@ -68,4 +69,14 @@
     X(mul_strong_zero, mul_strong_zero_rule)                                                       \
     X(div_strong_zero, div_strong_zero_rule)                                                       \
     X(powm1, powm1_rule)                                                                           \
-    X(beta, beta_rule)
+    X(beta, beta_rule)                                                                             \
+    X(ellint_1, ellint_1_rule)                                                                     \
+    X(ellint_2, ellint_2_rule)
+
+// X(function, rule) for the functions f(n, x) of an integer constant index n (an int, or
+// nabla::literal<N> in static graphs), differentiable in x: the index is not a variable.
+#define NABLA_INDEXED_FUNCTIONS(X)                                                                 \
+    X(polygamma, polygamma_rule)                                                                   \
+    X(hermite, hermite_rule)                                                                       \
+    X(sph_bessel, sph_bessel_rule)                                                                 \
+    X(sph_neumann, sph_neumann_rule)

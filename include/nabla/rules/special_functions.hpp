@@ -1,11 +1,13 @@
 #pragma once
 // Special functions of physics and their relatives: sin_pi and cos_pi, sqrt1pm1 and powm1, the
-// exponential integral Ei, the two real branches of Lambert W, the beta function, and the
-// complete elliptic integrals of the first and second kind. Values come from the C++17 special
-// functions of the standard library where it has them (NaN outside their domains, where
-// libstdc++ throws); Lambert W is computed here (Halley's iteration), since Boost.Math's header
-// alone takes over a second to compile. Edge conventions are in docs/conventions.md.
+// exponential integral Ei, the two real branches of Lambert W, the beta function, the complete
+// and incomplete elliptic integrals of the first and second kind, the Hermite polynomials, the
+// spherical Bessel functions and sinc. Values come from the C++17 special functions of the standard
+// library where it has them (NaN outside their domains, where libstdc++ throws); Lambert W is
+// computed here (Halley's iteration), since Boost.Math's header alone takes over a second to
+// compile. Edge conventions are in docs/conventions.md.
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
@@ -117,6 +119,75 @@ std::array<T, N> lambert_w_series(const T& value, const std::array<T, N>& u) {
     return w;
 }
 
+// Carlson's symmetric integrals R_F(x, y, z) and R_D(x, y, z) by the duplication theorem: each
+// step maps (x, y, z) to ((x + l) / 4, ...) with l = sqrt(xy) + sqrt(xz) + sqrt(yz), until the
+// three are within 0.0025 (R_F) or 0.0015 (R_D) of their mean, then the fifth-order expansion
+// about the mean (B. C. Carlson, Numerical Algorithms 10, 1995), good to a few units in the last
+// place. libstdc++'s elliptic integrals are off by up to 70 units there, which the differences
+// in their k-derivatives would magnify.
+template <class T>
+T carlson_rf(T x, T y, T z) {
+    for (int step = 0; step < 200; ++step) {
+        const T mean = (x + y + z) / T(3);
+        const T dx = T(1) - x / mean, dy = T(1) - y / mean, dz = T(1) - z / mean;
+        if (!(std::max({std::abs(dx), std::abs(dy), std::abs(dz)}) > T(0.0025))) {
+            const T e2 = dx * dy - dz * dz, e3 = dx * dy * dz;
+            return (T(1) + e2 * (e2 / T(24) - T(0.1) - T(3) * e3 / T(44)) + e3 / T(14)) /
+                   std::sqrt(mean);
+        }
+        const T sx = std::sqrt(x), sy = std::sqrt(y), sz = std::sqrt(z);
+        const T l = sx * (sy + sz) + sy * sz;
+        x = (x + l) / T(4);
+        y = (y + l) / T(4);
+        z = (z + l) / T(4);
+    }
+    return std::numeric_limits<T>::quiet_NaN();
+}
+template <class T>
+T carlson_rd(T x, T y, T z) {
+    T sum = T(0), scale = T(1);
+    for (int step = 0; step < 200; ++step) {
+        const T mean = (x + y + T(3) * z) / T(5);
+        const T dx = T(1) - x / mean, dy = T(1) - y / mean, dz = T(1) - z / mean;
+        if (!(std::max({std::abs(dx), std::abs(dy), std::abs(dz)}) > T(0.0015))) {
+            const T ea = dx * dy, eb = dz * dz, ec = ea - eb, ed = ea - T(6) * eb;
+            const T ee = ed + ec + ec;
+            const T series = T(1) +
+                             ed * (-T(3) / T(14) + T(9) / T(88) * ed - T(9) / T(52) * dz * ee) +
+                             dz * (ee / T(6) + dz * (-T(9) / T(22) * ec + dz * T(3) / T(26) * ea));
+            return T(3) * sum + scale * series / (mean * std::sqrt(mean));
+        }
+        const T sx = std::sqrt(x), sy = std::sqrt(y), sz = std::sqrt(z);
+        const T l = sx * (sy + sz) + sy * sz;
+        sum += scale / (sz * (z + l));
+        scale /= T(4);
+        x = (x + l) / T(4);
+        y = (y + l) / T(4);
+        z = (z + l) / T(4);
+    }
+    return std::numeric_limits<T>::quiet_NaN();
+}
+
+// F(k, phi) (second = false) or E(k, phi) for |k| <= 1 and every real phi: the amplitude reduced
+// to |r| <= pi/2, phi = r + n pi, and n half periods added as 2n K(k) or 2n E(k).
+template <class T>
+T incomplete_elliptic(T k, T phi, bool second) {
+    if (std::isnan(k) || std::isnan(phi) || std::abs(k) > T(1))
+        return std::numeric_limits<T>::quiet_NaN();
+    if (std::isinf(phi))
+        return phi;
+    const T m = k * k;
+    const auto integral = [m, second](T s, T c) {
+        const T y = T(1) - m * (s * s);
+        const T f = s * carlson_rf(c * c, y, T(1));
+        return second ? f - m * s * s * s * carlson_rd(c * c, y, T(1)) / T(3) : f;
+    };
+    const T n = std::nearbyint(phi / std::numbers::pi_v<T>);
+    const T r = phi - n * std::numbers::pi_v<T>;
+    const T part = integral(std::sin(r), std::cos(r));
+    return n == T(0) ? part : part + T(2) * n * integral(T(1), T(0));
+}
+
 // The floating-point type a plain number computes in (an integer argument: double).
 template <class X>
 using real_t = std::conditional_t<std::is_floating_point_v<X>, X, double>;
@@ -169,6 +240,22 @@ auto comp_ellint_2(const X& k) {
     return std::abs(k) > X(1) ? std::numeric_limits<T>::quiet_NaN() : std::comp_ellint_2(k);
 }
 
+// The incomplete elliptic integrals F(k, phi) and E(k, phi) of modulus k and amplitude phi, for
+// every real phi, from Carlson's integrals. Both are exactly phi at k = 0, so that the numerators
+// of their k-derivatives vanish there exactly; |k| > 1 is NaN (libstdc++ throws).
+template <Number A, Number B>
+requires(std::is_arithmetic_v<A>&& std::is_arithmetic_v<B>) auto ellint_1(const A& k,
+                                                                          const B& phi) {
+    using T = std::common_type_t<detail::real_t<A>, detail::real_t<B>>;
+    return T(k) == T(0) ? T(phi) : detail::incomplete_elliptic(T(k), T(phi), false);
+}
+template <Number A, Number B>
+requires(std::is_arithmetic_v<A>&& std::is_arithmetic_v<B>) auto ellint_2(const A& k,
+                                                                          const B& phi) {
+    using T = std::common_type_t<detail::real_t<A>, detail::real_t<B>>;
+    return T(k) == T(0) ? T(phi) : detail::incomplete_elliptic(T(k), T(phi), true);
+}
+
 template <Number A, Number B>
 requires(std::is_arithmetic_v<A>&& std::is_arithmetic_v<B>) auto beta(const A& a, const B& b) {
     return std::beta(a, b);
@@ -181,6 +268,182 @@ requires(std::is_arithmetic_v<A>&& std::is_arithmetic_v<B>) auto powm1(const A& 
         return std::expm1(T(y) * std::log(T(x)));
     return std::pow(T(x), T(y)) - T(1);
 }
+
+namespace detail {
+
+// The index n of f(n, x) as an int: an array expression evaluates its constants as floating-point
+// lanes.
+template <class N>
+constexpr int index_of(const N& n) {
+    return static_cast<int>(n);
+}
+
+// The spherical Bessel functions j_n and y_n for every integer n and real x, from libstdc++'s
+// (which takes n >= 0 and x >= 0 and throws otherwise): j_n(-x) = (-1)^n j_n(x),
+// y_n(-x) = (-1)^(n+1) y_n(x), j_(-m-1) = (-1)^(m+1) y_m and y_(-m-1) = (-1)^m j_m. j_(-1) and
+// y_(-1) close the derivative recurrence at n = 0. Both tend to 0 at infinity; y_n(0) = -inf.
+// j_n(x) and y_n(x) for 0 < x < 1/4 from their power series in -x^2 / 2 (libstdc++'s lose every
+// digit below about 1e-50 and throw on subnormal x):
+//   j_n = x^n / (2n+1)!! sum_k (-x^2/2)^k / (k! (2n+3)(2n+5)...(2n+2k+1)),
+//   y_n = -(2n-1)!! / x^(n+1) sum_k (-x^2/2)^k / (k! (1-2n)(3-2n)...(2k-1-2n)).
+template <class T>
+T spherical_near_zero(int n, T x, bool neumann) {
+    T scale = neumann ? -T(1) / x : T(1);
+    for (int i = 1; i <= n; ++i)
+        scale *= neumann ? T(2 * i - 1) / x : x / T(2 * i + 1);
+    const T h = -x * x / T(2);
+    T term = T(1), sum = T(1);
+    for (int k = 1; k < 60; ++k) {
+        term *= h / (T(k) * T(neumann ? 2 * k - 1 - 2 * n : 2 * n + 2 * k + 1));
+        sum += term;
+        if (std::abs(term) <= std::numeric_limits<T>::epsilon() * std::abs(sum) / T(4))
+            break;
+    }
+    return scale * sum;
+}
+
+// j_n(x) and y_n(x) for x > n (n + 1) from their exact finite expansions in 1/x, whose terms
+// decrease there (libstdc++'s lose digits beyond x = 1000, 3e-9 at 1e4, and throw beyond 1e5):
+//   j_n = (sin(x - n pi/2) P + cos(x - n pi/2) Q) / x,   y_n = (sin(x - n pi/2) Q - cos(...) P) /
+//   x,
+// P and Q the even and odd terms of sum_k (-1)^floor(k/2) a_k / x^k, a_k = (n+k)! / (2^k k!
+// (n-k)!).
+template <class T>
+T spherical_far(int n, T x, bool neumann) {
+    T p = T(0), q = T(0), a = T(1), power = T(1);
+    for (int k = 0; k <= n; ++k) {
+        if (k > 0) {
+            a *= T(n + k) * T(n - k + 1) / T(2 * k);
+            power /= x;
+        }
+        const T term = (k / 2) % 2 == 0 ? a * power : -(a * power);
+        (k % 2 == 0 ? p : q) += term;
+    }
+    // sin(x - n pi/2) and cos(x - n pi/2) by the quadrant, exact for every x.
+    const T sine = std::sin(x), cosine = std::cos(x);
+    const T shifted_sin[4] = {sine, -cosine, -sine, cosine};
+    const T shifted_cos[4] = {cosine, sine, -cosine, -sine};
+    const T sn = shifted_sin[n % 4], cs = shifted_cos[n % 4];
+    return (neumann ? sn * q - cs * p : sn * p + cs * q) / x;
+}
+
+template <class T>
+T sph_neumann(int n, T x);
+template <class T>
+T sph_bessel(int n, T x) {
+    if (n < 0) {
+        const int m = -n - 1;
+        const T y = sph_neumann(m, x);
+        return m % 2 == 0 ? -y : y;
+    }
+    if (std::isnan(x))
+        return x;
+    if (x < T(0)) {
+        const T v = sph_bessel(n, -x);
+        return n % 2 == 0 ? v : -v;
+    }
+    if (std::isinf(x))
+        return T(0);
+    if (x < T(0.25))
+        return x == T(0) ? T(n == 0 ? 1 : 0) : spherical_near_zero(n, x, false);
+    if (x > T(n) * T(n + 1))
+        return spherical_far(n, x, false);
+    return std::sph_bessel(static_cast<unsigned>(n), x);
+}
+template <class T>
+T sph_neumann(int n, T x) {
+    if (n < 0) {
+        const int m = -n - 1;
+        const T j = sph_bessel(m, x);
+        return m % 2 == 0 ? j : -j;
+    }
+    if (std::isnan(x))
+        return x;
+    if (x < T(0)) {
+        const T v = sph_neumann(n, -x);
+        return n % 2 == 0 ? -v : v;
+    }
+    if (x == T(0))
+        return -std::numeric_limits<T>::infinity();
+    if (std::isinf(x))
+        return T(0);
+    if (x < T(0.25))
+        return spherical_near_zero(n, x, true);
+    if (x > T(n) * T(n + 1))
+        return spherical_far(n, x, true);
+    return std::sph_neumann(static_cast<unsigned>(n), x);
+}
+
+// The Taylor series of j_n(u) or y_n(u) from f_n' = (n f_(n-1) - (n+1) f_(n+1)) / (2n + 1), the
+// derivative series of order K-1 by the same recurrence on the neighbouring indices.
+template <class Rule, class T, std::size_t K>
+constexpr std::array<T, K + 1> spherical_series(int n, const std::array<T, K + 1>& u) {
+    const T y = Rule::value(n, u[0]);
+    if constexpr (K == 0) {
+        return {y};
+    } else {
+        const auto lower = series::truncate<K - 1>(u);
+        auto derivative = spherical_series<Rule, T, K - 1>(n + 1, lower);
+        for (auto& c : derivative)
+            c *= -T(n + 1);
+        if (n != 0) {
+            const auto below = spherical_series<Rule, T, K - 1>(n - 1, lower);
+            for (std::size_t k = 0; k < K; ++k)
+                derivative[k] += T(n) * below[k];
+        }
+        for (auto& c : derivative)
+            c /= T(2 * n + 1);
+        return series::integrate(y, u, derivative);
+    }
+}
+
+}  // namespace detail
+
+// The Hermite polynomials H_n(x) of physics (std::hermite), with H_n = 0 for n < 0 (which closes
+// H_n' = 2n H_(n-1) at n = 0), and the spherical Bessel functions j_n(x) and y_n(x)
+// (std::sph_bessel and std::sph_neumann, extended to every integer n and real x).
+template <Number N, Number X>
+requires(std::is_arithmetic_v<N>&& std::is_arithmetic_v<X>) auto hermite(const N& n, const X& x) {
+    using T = detail::real_t<X>;
+    const int index = detail::index_of(n);
+    return index < 0 ? T(0) : static_cast<T>(std::hermite(static_cast<unsigned>(index), T(x)));
+}
+template <Number N, Number X>
+requires(std::is_arithmetic_v<N>&& std::is_arithmetic_v<X>) auto sph_bessel(const N& n,
+                                                                            const X& x) {
+    return detail::sph_bessel(detail::index_of(n), static_cast<detail::real_t<X>>(x));
+}
+template <Number N, Number X>
+requires(std::is_arithmetic_v<N>&& std::is_arithmetic_v<X>) auto sph_neumann(const N& n,
+                                                                             const X& x) {
+    return detail::sph_neumann(detail::index_of(n), static_cast<detail::real_t<X>>(x));
+}
+
+// sin(x) / x, 1 at 0 (where sin(x) = x in floating point for |x| < 1e-8, so that no series is
+// needed near 0) and 0 at infinity.
+template <Number X>
+requires std::is_arithmetic_v<X>
+auto sinc(const X& x_in) {
+    using T = detail::real_t<X>;
+    const T x = x_in;
+    if (x == T(0))
+        return T(1);
+    return std::isinf(x) ? T(0) : std::sin(x) / x;
+}
+
+namespace detail {
+
+// The constant index N of an indexed function called inside a rule: an int next to numbers, the
+// exact literal next to expressions (as order_zero).
+template <int N, class X>
+constexpr auto constant_index(const X&) {
+    if constexpr (Number<X>)
+        return N;
+    else
+        return literal<N>{};
+}
+
+}  // namespace detail
 
 struct sin_pi_rule {
     static constexpr const char* name = "sin_pi";
@@ -329,6 +592,55 @@ struct comp_ellint_2_rule {
     }
 };
 
+// The incomplete elliptic integrals F(k, phi) and E(k, phi), with D = sqrt(1 - k^2 sin^2 phi):
+//   dF/dphi = 1 / D,   dF/dk = (E - (1 - k^2) F - k^2 sin phi cos phi / D) / (k (1 - k^2)),
+//   dE/dphi = D,       dE/dk = (E - F) / k.
+// The k-derivatives divide 0 by 0 at k = 0, where the strong-zero quotient gives their limit 0
+// (F and E are even in k), and cancel near it as those of K and E do.
+struct ellint_1_rule {
+    static constexpr const char* name = "ellint_1";
+    static constexpr std::size_t arity = 2;
+    template <class A, class B>
+    static constexpr auto value(const A& k, const B& phi) {
+        return ellint_1(k, phi);
+    }
+    template <std::size_t I, class Y, class A, class B>
+    static constexpr auto partial(const Y& y, const A& k, const B& phi) {
+        using std::cos;
+        using std::sin;
+        using std::sqrt;
+        const auto s = sin(phi);
+        const auto k2 = k * k;
+        const auto d = sqrt(one - k2 * (s * s));
+        if constexpr (I == 0) {
+            const auto complement = one - k2;
+            return div_strong_zero(ellint_2(k, phi) - complement * y - k2 * s * cos(phi) / d,
+                                   k * complement);
+        } else {
+            return one / d;
+        }
+    }
+};
+struct ellint_2_rule {
+    static constexpr const char* name = "ellint_2";
+    static constexpr std::size_t arity = 2;
+    template <class A, class B>
+    static constexpr auto value(const A& k, const B& phi) {
+        return ellint_2(k, phi);
+    }
+    template <std::size_t I, class Y, class A, class B>
+    static constexpr auto partial(const Y& y, const A& k, const B& phi) {
+        using std::sin;
+        using std::sqrt;
+        if constexpr (I == 0) {
+            return div_strong_zero(y - ellint_1(k, phi), k);
+        } else {
+            const auto s = sin(phi);
+            return sqrt(one - k * k * (s * s));
+        }
+    }
+};
+
 // x^y - 1, accurate where x^y is near 1: d/dx = y x^(y-1), d/dy = x^y log x = (1 + y) log x.
 struct powm1_rule {
     static constexpr const char* name = "powm1";
@@ -364,6 +676,96 @@ struct beta_rule {
             return y * (polygamma(order_zero(a), a) - both);
         else
             return y * (polygamma(order_zero(b), b) - both);
+    }
+};
+
+// hermite(n, x) with a constant integer index n: H_n' = 2n H_(n-1).
+struct hermite_rule {
+    static constexpr const char* name = "hermite";
+    static constexpr std::size_t arity = 2;
+    template <class N, class X>
+    static constexpr auto value(const N& n, const X& x) {
+        return hermite(n, x);
+    }
+    template <std::size_t I, class Y, class N, class X>
+    static constexpr auto partial(const Y&, const N& n, const X& x) {
+        static_assert(I == 1, "nabla: the index n of hermite(n, x) is an integer constant and has "
+                              "no derivative");
+        return two * n * hermite(n - one, x);
+    }
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(int n, const std::array<T, K + 1>& u) {
+        const T y = value(n, u[0]);
+        if constexpr (K == 0) {
+            return {y};
+        } else {
+            auto derivative = hermite_rule::series<T, K - 1>(n - 1, series::truncate<K - 1>(u));
+            for (auto& c : derivative)
+                c *= T(2 * n);
+            return series::integrate(y, u, derivative);
+        }
+    }
+};
+
+// The spherical Bessel functions j_n(x) and y_n(x) of a constant integer index n:
+// f_n' = (n f_(n-1) - (n+1) f_(n+1)) / (2n + 1), free of the 1/x of the other recurrences, so
+// that j_n' is exact at x = 0. The strong zero keeps n f_(n-1) at 0 for n = 0, where j_(-1)(0)
+// is infinite.
+struct sph_bessel_rule {
+    static constexpr const char* name = "sph_bessel";
+    static constexpr std::size_t arity = 2;
+    template <class N, class X>
+    static constexpr auto value(const N& n, const X& x) {
+        return sph_bessel(n, x);
+    }
+    template <std::size_t I, class Y, class N, class X>
+    static constexpr auto partial(const Y&, const N& n, const X& x) {
+        static_assert(I == 1, "nabla: the index n of sph_bessel(n, x) is an integer constant and "
+                              "has no derivative");
+        return (mul_strong_zero(n, sph_bessel(n - one, x)) - (n + one) * sph_bessel(n + one, x)) /
+               (two * n + one);
+    }
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(int n, const std::array<T, K + 1>& u) {
+        return detail::spherical_series<sph_bessel_rule, T, K>(n, u);
+    }
+};
+struct sph_neumann_rule {
+    static constexpr const char* name = "sph_neumann";
+    static constexpr std::size_t arity = 2;
+    template <class N, class X>
+    static constexpr auto value(const N& n, const X& x) {
+        return sph_neumann(n, x);
+    }
+    template <std::size_t I, class Y, class N, class X>
+    static constexpr auto partial(const Y&, const N& n, const X& x) {
+        static_assert(I == 1, "nabla: the index n of sph_neumann(n, x) is an integer constant and "
+                              "has no derivative");
+        return (mul_strong_zero(n, sph_neumann(n - one, x)) - (n + one) * sph_neumann(n + one, x)) /
+               (two * n + one);
+    }
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(int n, const std::array<T, K + 1>& u) {
+        return detail::spherical_series<sph_neumann_rule, T, K>(n, u);
+    }
+};
+
+// sinc(x) = sin(x) / x = j_0(x): sinc' = -j_1(x), which is exact at 0 where
+// (x cos x - sin x) / x^2 divides 0 by 0.
+struct sinc_rule {
+    static constexpr const char* name = "sinc";
+    static constexpr std::size_t arity = 1;
+    template <class X>
+    static constexpr auto value(const X& x) {
+        return sinc(x);
+    }
+    template <std::size_t I, class Y, class X>
+    static constexpr auto partial(const Y&, const X& x) {
+        return -sph_bessel(detail::constant_index<1>(x), x);
+    }
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& u) {
+        return detail::spherical_series<sph_bessel_rule, T, K>(0, u);
     }
 };
 
@@ -404,6 +806,30 @@ template <>
 inline constexpr bool native_value_on_lanes<beta_rule> = false;
 template <>
 inline constexpr bool native_partials_on_lanes<beta_rule> = false;
+template <>
+inline constexpr bool native_value_on_lanes<ellint_1_rule> = false;
+template <>
+inline constexpr bool native_partials_on_lanes<ellint_1_rule> = false;
+template <>
+inline constexpr bool native_value_on_lanes<ellint_2_rule> = false;
+template <>
+inline constexpr bool native_partials_on_lanes<ellint_2_rule> = false;
+template <>
+inline constexpr bool native_value_on_lanes<sinc_rule> = false;
+template <>
+inline constexpr bool native_partials_on_lanes<sinc_rule> = false;
+template <>
+inline constexpr bool native_value_on_lanes<hermite_rule> = false;
+template <>
+inline constexpr bool native_partials_on_lanes<hermite_rule> = false;
+template <>
+inline constexpr bool native_value_on_lanes<sph_bessel_rule> = false;
+template <>
+inline constexpr bool native_partials_on_lanes<sph_bessel_rule> = false;
+template <>
+inline constexpr bool native_value_on_lanes<sph_neumann_rule> = false;
+template <>
+inline constexpr bool native_partials_on_lanes<sph_neumann_rule> = false;
 // (exp on lanes must not see beyond 700: rules/rule.hpp.)
 template <>
 inline constexpr double lanes_limit<expint_rule> = 700.0;

@@ -254,14 +254,18 @@ NABLA_ALWAYS_INLINE collapsed<T> collapse(const active_node<Rule, T, Operands...
 // small and collapsed otherwise.
 //
 // An integer stays an integer only for the rules that read it as one (an integer power's
-// exponent, polygamma's order); elsewhere it becomes a number of the tape's type, as in the
-// other modes, so that a rule never computes with it in integer arithmetic (1 / b of x / 8).
+// exponent, the index of an indexed function such as polygamma); elsewhere it becomes a number of
+// the tape's type, as in the other modes, so that a rule never computes with it in integer
+// arithmetic (1 / b of x / 8).
 template <class Rule>
 inline constexpr bool integer_operands = false;
 template <>
 inline constexpr bool integer_operands<rules::powi_rule> = true;
-template <>
-inline constexpr bool integer_operands<rules::polygamma_rule> = true;
+#define NABLA_INTEGER_INDEX(function, rule)                                                        \
+    template <>                                                                                    \
+    inline constexpr bool integer_operands<rules::rule> = true;
+NABLA_INDEXED_FUNCTIONS(NABLA_INTEGER_INDEX)
+#undef NABLA_INTEGER_INDEX
 
 template <class T, class E, bool KeepIntegers = false>
 NABLA_ALWAYS_INLINE constexpr decltype(auto) hold(E&& e) {
