@@ -491,7 +491,14 @@ def rule_ellint_2(p, xs):
     return (E, [E_k, d], [[E_kk, mixed], [mixed, -k * k * s * c / d]])
 
 
+def rule_fmod(p, xs):
+    x, y = xs
+    n = mpmath.floor(x / y) if x / y > 0 else mpmath.ceil(x / y)
+    return (x - n * y, [mpf(1), -n], [[mpf(0), mpf(0)], [mpf(0), mpf(0)]])
+
+
 RULES.update({
+    "fmod": rule_fmod,
     "hermite": rule_hermite, "sph_bessel": rule_spherical(0),
     "sph_neumann": rule_spherical(1),
     "ellint_1": rule_ellint_1, "ellint_2": rule_ellint_2,
@@ -640,6 +647,8 @@ POINTS["max"] = POINTS["fmin"]
 POINTS["ellint_1"] = pts2((0.6, 0.7), (0.3, 1.2), (0.9, 0.3), (-0.5, 2.5),
                           (0.99, 1.0), (0.1, -1.0), (0.05, 0.4), (0.7, 4.0))
 POINTS["ellint_2"] = POINTS["ellint_1"]
+POINTS["fmod"] = pts2((5.3, 2.0), (-5.3, 2.0), (1.0, 0.1), (7.5, -2.0), (0.5, 3.0),
+                      (1e10, 3.7), (-0.1, 0.7), (2.5, 0.75))
 POINTS["sinc"] = pts1(0.7, -2.5, 1e-3, 0.0, 10.0, 3.14, 1e-9, 100.5)
 POINTS["hermite"] = [((n,), (x,)) for n in [0, 1, 2, 3, 6, 10]
                      for x in [0.5, -1.3, 2.0, 0.0, 7.25]]

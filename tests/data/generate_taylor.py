@@ -79,6 +79,7 @@ FUNCTIONS = {
     "polygamma": ((1,), (1.7, 0.5), None, None, lambda u: mpmath.psi(1, u)),
     "ellint_1": ((), (0.5, 0.3), (0.8, 0.5), None, lambda k, phi: mpmath.ellipf(phi, k * k)),
     "ellint_2": ((), (0.5, 0.3), (0.8, 0.5), None, lambda k, phi: mpmath.ellipe(phi, k * k)),
+    "fmod": ((), (1.5, 0.5), (1.1, 0.3), None, mpmath.fmod),
     "sinc": ((), (0.7, 0.5), None, None, lambda u: mpmath.sin(u) / u),
     "hermite": ((3,), (0.7, 0.5), None, None, lambda u: mpmath.hermite(3, u)),
     "sph_bessel": ((2,), (1.7, 0.5), None, None,

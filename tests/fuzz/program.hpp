@@ -30,7 +30,7 @@ enum class op {
     sign, floor, ceil, round, trunc, add, sub, mul, div, pow, powi, atan2, hypot, min, max, fmin,
     fmax, fma, sin_pi, cos_pi, sqrt1pm1, expint, lambert_w0, lambert_wm1, comp_ellint_1,
     comp_ellint_2, powm1, beta, hermite, sph_bessel, sph_neumann, sinc, ellint_1, ellint_2,
-    add_constant, times_constant, constant_over, branch, loop, accumulate
+    fmod, add_constant, times_constant, constant_over, branch, loop, accumulate
 };
 // clang-format on
 inline constexpr int op_count = static_cast<int>(op::accumulate) + 1;
@@ -44,8 +44,8 @@ inline const char* name(op o) {
         "round", "trunc", "add", "sub", "mul", "div", "pow", "powi", "atan2", "hypot", "min",
         "max", "fmin", "fmax", "fma", "sin_pi", "cos_pi", "sqrt1pm1", "expint", "lambert_w0",
         "lambert_wm1", "comp_ellint_1", "comp_ellint_2", "powm1", "beta", "hermite", "sph_bessel",
-        "sph_neumann", "sinc", "ellint_1", "ellint_2", "add_constant", "times_constant", "constant_over", "branch", "loop",
-        "accumulate"};
+        "sph_neumann", "sinc", "ellint_1", "ellint_2", "fmod", "add_constant", "times_constant",
+        "constant_over", "branch", "loop", "accumulate"};
     // clang-format on
     return names[static_cast<int>(o)];
 }
@@ -87,7 +87,8 @@ auto run(const program& p, const X& x, std::vector<int>* branches = nullptr) {
     using nabla::digamma, nabla::polygamma, nabla::sign, std::ceil, std::trunc, nabla::sin_pi,
         nabla::cos_pi, nabla::sqrt1pm1, nabla::expint, nabla::lambert_w0, nabla::lambert_wm1,
         nabla::comp_ellint_1, nabla::comp_ellint_2, nabla::powm1, nabla::beta, nabla::hermite,
-        nabla::sph_bessel, nabla::sph_neumann, nabla::sinc, nabla::ellint_1, nabla::ellint_2;
+        nabla::sph_bessel, nabla::sph_neumann, nabla::sinc, nabla::ellint_1, nabla::ellint_2,
+        nabla::fmod;
     using std::abs, std::acos, std::acosh, std::asin, std::asinh, std::atan, std::atan2, std::atanh,
         std::cbrt, std::cos, std::cosh, std::erf, std::erfc, std::exp, std::exp2, std::expm1,
         std::floor, std::fma, std::fmax, std::fmin, std::hypot, std::lgamma, std::log, std::log10,
@@ -235,6 +236,9 @@ auto run(const program& p, const X& x, std::vector<int>* branches = nullptr) {
             break;
         case op::ellint_2:
             r = ellint_2(a, b);
+            break;
+        case op::fmod:
+            r = fmod(a, b);
             break;
 
         case op::abs:
@@ -535,6 +539,10 @@ private:
         case op::ellint_2:
             // (Away from k = 0, as the complete integrals.)
             ok = std::abs(a) < 0.9 && std::abs(a) > 0.05 && std::abs(b) < 4.0;
+            break;
+        case op::fmod:
+            // (Away from the jumps, where a / b is an integer.)
+            ok = std::abs(b) > 0.3 && std::abs(a / b - std::round(a / b)) > 0.05;
             break;
 
         case op::floor:

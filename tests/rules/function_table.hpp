@@ -20,7 +20,7 @@ void for_each_rule_function(Check check) {
     using nabla::digamma, nabla::polygamma, nabla::min, nabla::max, nabla::sin_pi, nabla::cos_pi,
         nabla::sqrt1pm1, nabla::expint, nabla::lambert_w0, nabla::lambert_wm1, nabla::comp_ellint_1,
         nabla::comp_ellint_2, nabla::powm1, nabla::beta, nabla::hermite, nabla::sph_bessel,
-        nabla::sph_neumann, nabla::sinc, nabla::ellint_1, nabla::ellint_2;
+        nabla::sph_neumann, nabla::sinc, nabla::ellint_1, nabla::ellint_2, nabla::fmod;
     using std::abs, std::acos, std::acosh, std::asin, std::asinh, std::atan, std::atan2, std::atanh,
         std::cbrt, std::ceil, std::cos, std::cosh, std::erf, std::erfc, std::exp, std::exp2,
         std::expm1, std::floor, std::fma, std::fmax, std::fmin, std::hypot, std::lgamma, std::log,
@@ -75,6 +75,7 @@ void for_each_rule_function(Check check) {
     NABLA_TEST_BINARY(beta);
     NABLA_TEST_BINARY(ellint_1);
     NABLA_TEST_BINARY(ellint_2);
+    NABLA_TEST_BINARY(fmod);
     NABLA_TEST_UNARY(abs);
     NABLA_TEST_UNARY(floor);
     NABLA_TEST_UNARY(ceil);

@@ -71,7 +71,8 @@
     X(powm1, powm1_rule)                                                                           \
     X(beta, beta_rule)                                                                             \
     X(ellint_1, ellint_1_rule)                                                                     \
-    X(ellint_2, ellint_2_rule)
+    X(ellint_2, ellint_2_rule)                                                                     \
+    X(fmod, fmod_rule)
 
 // X(function, rule) for the functions f(n, x) of an integer constant index n (an int, or
 // nabla::literal<N> in static graphs), differentiable in x: the index is not a variable.

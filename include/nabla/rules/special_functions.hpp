@@ -240,6 +240,12 @@ auto comp_ellint_2(const X& k) {
     return std::abs(k) > X(1) ? std::numeric_limits<T>::quiet_NaN() : std::comp_ellint_2(k);
 }
 
+template <Number A, Number B>
+requires(std::is_arithmetic_v<A>&& std::is_arithmetic_v<B>) auto fmod(const A& x, const B& y) {
+    using T = std::common_type_t<detail::real_t<A>, detail::real_t<B>>;
+    return std::fmod(T(x), T(y));
+}
+
 // The incomplete elliptic integrals F(k, phi) and E(k, phi) of modulus k and amplitude phi, for
 // every real phi, from Carlson's integrals. Both are exactly phi at k = 0, so that the numerators
 // of their k-derivatives vanish there exactly; |k| > 1 is NaN (libstdc++ throws).
@@ -641,6 +647,26 @@ struct ellint_2_rule {
     }
 };
 
+// fmod(x, y) = x - n y with n = trunc(x / y): d/dx = 1, d/dy = -n, the quotient read back from
+// the exact remainder r as round((x - r) / y) (trunc(x / y) rounds: fmod(1, 0.1) has n = 9, while
+// 1 / 0.1 is 10). At a jump (r = 0) the derivative is that of the side r lies on.
+struct fmod_rule {
+    static constexpr const char* name = "fmod";
+    static constexpr std::size_t arity = 2;
+    template <class A, class B>
+    static constexpr auto value(const A& x, const B& y) {
+        return fmod(x, y);
+    }
+    template <std::size_t I, class Y, class A, class B>
+    static constexpr auto partial(const Y& r, const A& x, const B& y) {
+        using std::round;
+        if constexpr (I == 0)
+            return one;
+        else
+            return -round((x - r) / y);
+    }
+};
+
 // x^y - 1, accurate where x^y is near 1: d/dx = y x^(y-1), d/dy = x^y log x = (1 + y) log x.
 struct powm1_rule {
     static constexpr const char* name = "powm1";
@@ -814,6 +840,10 @@ template <>
 inline constexpr bool native_value_on_lanes<ellint_2_rule> = false;
 template <>
 inline constexpr bool native_partials_on_lanes<ellint_2_rule> = false;
+template <>
+inline constexpr bool native_value_on_lanes<fmod_rule> = false;
+template <>
+inline constexpr bool native_partials_on_lanes<fmod_rule> = false;
 template <>
 inline constexpr bool native_value_on_lanes<sinc_rule> = false;
 template <>

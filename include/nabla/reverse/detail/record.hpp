@@ -14,6 +14,7 @@
 
 #include "../../config.hpp"
 #include "../../rules.hpp"
+#include "../../rules/functions.hpp"
 #include "../../values.hpp"
 #include "../tape.hpp"
 #include "access.hpp"
