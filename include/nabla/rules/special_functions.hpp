@@ -2,10 +2,12 @@
 // Special functions of physics and their relatives: sin_pi and cos_pi, sqrt1pm1 and powm1, the
 // exponential integral Ei, the two real branches of Lambert W, the beta function, the complete
 // and incomplete elliptic integrals of the first and second kind, the Hermite polynomials, the
-// spherical Bessel functions and sinc. Values come from the C++17 special functions of the standard
-// library where it has them (NaN outside their domains, where libstdc++ throws); Lambert W is
-// computed here (Halley's iteration), since Boost.Math's header alone takes over a second to
-// compile. Edge conventions are in docs/conventions.md.
+// spherical Bessel functions, sinc and fmod. Values come from the C++17 special functions of the
+// standard library where they are accurate (NaN outside their domains, where libstdc++ throws);
+// the incomplete elliptic integrals from Carlson's integrals and the spherical Bessel functions
+// near 0 and far out from their series are computed here, as is Lambert W (Halley's iteration),
+// since Boost.Math's header alone takes over a second to compile. Edge conventions are in
+// docs/conventions.md.
 
 #include <algorithm>
 #include <array>
