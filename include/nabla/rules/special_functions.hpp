@@ -739,44 +739,32 @@ struct hermite_rule {
 // f_n' = (n f_(n-1) - (n+1) f_(n+1)) / (2n + 1), free of the 1/x of the other recurrences, so
 // that j_n' is exact at x = 0. The strong zero keeps n f_(n-1) at 0 for n = 0, where j_(-1)(0)
 // is infinite.
-struct sph_bessel_rule {
-    static constexpr const char* name = "sph_bessel";
+// The rule of j_n (Neumann = false) or y_n: the two differ only in their function.
+template <bool Neumann>
+struct spherical_function {
+    static constexpr const char* name = Neumann ? "sph_neumann" : "sph_bessel";
     static constexpr std::size_t arity = 2;
     template <class N, class X>
     static constexpr auto value(const N& n, const X& x) {
-        return sph_bessel(n, x);
+        if constexpr (Neumann)
+            return sph_neumann(n, x);
+        else
+            return sph_bessel(n, x);
     }
     template <std::size_t I, class Y, class N, class X>
     static constexpr auto partial(const Y&, const N& n, const X& x) {
-        static_assert(I == 1, "nabla: the index n of sph_bessel(n, x) is an integer constant and "
-                              "has no derivative");
-        return (mul_strong_zero(n, sph_bessel(n - one, x)) - (n + one) * sph_bessel(n + one, x)) /
+        static_assert(I == 1, "nabla: the index n of sph_bessel(n, x) and sph_neumann(n, x) is an "
+                              "integer constant and has no derivative");
+        return (mul_strong_zero(n, value(n - one, x)) - (n + one) * value(n + one, x)) /
                (two * n + one);
     }
     template <class T, std::size_t K>
     static constexpr std::array<T, K + 1> series(int n, const std::array<T, K + 1>& u) {
-        return detail::spherical_series<sph_bessel_rule, T, K>(n, u);
+        return detail::spherical_series<spherical_function, T, K>(n, u);
     }
 };
-struct sph_neumann_rule {
-    static constexpr const char* name = "sph_neumann";
-    static constexpr std::size_t arity = 2;
-    template <class N, class X>
-    static constexpr auto value(const N& n, const X& x) {
-        return sph_neumann(n, x);
-    }
-    template <std::size_t I, class Y, class N, class X>
-    static constexpr auto partial(const Y&, const N& n, const X& x) {
-        static_assert(I == 1, "nabla: the index n of sph_neumann(n, x) is an integer constant and "
-                              "has no derivative");
-        return (mul_strong_zero(n, sph_neumann(n - one, x)) - (n + one) * sph_neumann(n + one, x)) /
-               (two * n + one);
-    }
-    template <class T, std::size_t K>
-    static constexpr std::array<T, K + 1> series(int n, const std::array<T, K + 1>& u) {
-        return detail::spherical_series<sph_neumann_rule, T, K>(n, u);
-    }
-};
+struct sph_bessel_rule : spherical_function<false> {};
+struct sph_neumann_rule : spherical_function<true> {};
 
 // sinc(x) = sin(x) / x = j_0(x): sinc' = -j_1(x), which is exact at 0 where
 // (x cos x - sin x) / x^2 divides 0 by 0.
@@ -797,71 +785,33 @@ struct sinc_rule {
     }
 };
 
-// None of these has a SIMD form: on lanes, the standard library's, lane by lane.
-template <>
-inline constexpr bool native_value_on_lanes<sin_pi_rule> = false;
-template <>
-inline constexpr bool native_partials_on_lanes<sin_pi_rule> = false;
-template <>
-inline constexpr bool native_value_on_lanes<cos_pi_rule> = false;
-template <>
-inline constexpr bool native_partials_on_lanes<cos_pi_rule> = false;
+// None of these has a SIMD form: on lanes, the standard library's or nabla's scalar functions,
+// lane by lane, values and partials (Ei's partial e^x / x is native).
+#define NABLA_LANE_BY_LANE(rule)                                                                   \
+    template <>                                                                                    \
+    inline constexpr bool native_value_on_lanes<rule> = false;                                     \
+    template <>                                                                                    \
+    inline constexpr bool native_partials_on_lanes<rule> = false;
+NABLA_LANE_BY_LANE(sin_pi_rule)
+NABLA_LANE_BY_LANE(cos_pi_rule)
+// (Lambert W's partials too: their exp(-W) sees NaN outside the domain and +inf at W-1(0), which
+// xsimd 8.1's exp converts to an integer, undefined behaviour.)
+NABLA_LANE_BY_LANE(lambert_w0_rule)
+NABLA_LANE_BY_LANE(lambert_wm1_rule)
+NABLA_LANE_BY_LANE(comp_ellint_1_rule)
+NABLA_LANE_BY_LANE(comp_ellint_2_rule)
+NABLA_LANE_BY_LANE(powm1_rule)
+NABLA_LANE_BY_LANE(beta_rule)
+NABLA_LANE_BY_LANE(ellint_1_rule)
+NABLA_LANE_BY_LANE(ellint_2_rule)
+NABLA_LANE_BY_LANE(fmod_rule)
+NABLA_LANE_BY_LANE(sinc_rule)
+NABLA_LANE_BY_LANE(hermite_rule)
+NABLA_LANE_BY_LANE(sph_bessel_rule)
+NABLA_LANE_BY_LANE(sph_neumann_rule)
+#undef NABLA_LANE_BY_LANE
 template <>
 inline constexpr bool native_value_on_lanes<expint_rule> = false;
-template <>
-inline constexpr bool native_value_on_lanes<lambert_w0_rule> = false;
-template <>
-inline constexpr bool native_value_on_lanes<lambert_wm1_rule> = false;
-// (Their partials' exp(-W) sees NaN outside the domain and +inf at W-1(0), which xsimd 8.1's exp
-// converts to an integer: undefined behaviour.)
-template <>
-inline constexpr bool native_partials_on_lanes<lambert_w0_rule> = false;
-template <>
-inline constexpr bool native_partials_on_lanes<lambert_wm1_rule> = false;
-template <>
-inline constexpr bool native_value_on_lanes<comp_ellint_1_rule> = false;
-template <>
-inline constexpr bool native_partials_on_lanes<comp_ellint_1_rule> = false;
-template <>
-inline constexpr bool native_value_on_lanes<comp_ellint_2_rule> = false;
-template <>
-inline constexpr bool native_partials_on_lanes<comp_ellint_2_rule> = false;
-template <>
-inline constexpr bool native_value_on_lanes<powm1_rule> = false;
-template <>
-inline constexpr bool native_partials_on_lanes<powm1_rule> = false;
-template <>
-inline constexpr bool native_value_on_lanes<beta_rule> = false;
-template <>
-inline constexpr bool native_partials_on_lanes<beta_rule> = false;
-template <>
-inline constexpr bool native_value_on_lanes<ellint_1_rule> = false;
-template <>
-inline constexpr bool native_partials_on_lanes<ellint_1_rule> = false;
-template <>
-inline constexpr bool native_value_on_lanes<ellint_2_rule> = false;
-template <>
-inline constexpr bool native_partials_on_lanes<ellint_2_rule> = false;
-template <>
-inline constexpr bool native_value_on_lanes<fmod_rule> = false;
-template <>
-inline constexpr bool native_partials_on_lanes<fmod_rule> = false;
-template <>
-inline constexpr bool native_value_on_lanes<sinc_rule> = false;
-template <>
-inline constexpr bool native_partials_on_lanes<sinc_rule> = false;
-template <>
-inline constexpr bool native_value_on_lanes<hermite_rule> = false;
-template <>
-inline constexpr bool native_partials_on_lanes<hermite_rule> = false;
-template <>
-inline constexpr bool native_value_on_lanes<sph_bessel_rule> = false;
-template <>
-inline constexpr bool native_partials_on_lanes<sph_bessel_rule> = false;
-template <>
-inline constexpr bool native_value_on_lanes<sph_neumann_rule> = false;
-template <>
-inline constexpr bool native_partials_on_lanes<sph_neumann_rule> = false;
 // (exp on lanes must not see beyond 700: rules/rule.hpp.)
 template <>
 inline constexpr double lanes_limit<expint_rule> = 700.0;
