@@ -6,6 +6,7 @@
 // clang-format on
 
 #include "rules/arithmetic.hpp"
+#include "rules/bessel.hpp"
 #include "rules/exp_log.hpp"
 #include "rules/hyperbolic.hpp"
 #include "rules/nonsmooth.hpp"

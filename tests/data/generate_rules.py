@@ -30,8 +30,8 @@ line holds whitespace-separated fields:
     name npar p1..p_npar nvar x1..x_nvar value g1..g_nvar h_upper tol_value tol_grad tol_hess
 
 * npar: number of fixed parameters (0, except pow_double: c, pow_int: n,
-  and the indexed functions polygamma, hermite, sph_bessel and sph_neumann:
-  n, which have 1).  Derivatives are never taken with respect to
+  the indexed functions polygamma, hermite, sph_bessel and sph_neumann: n,
+  and the cylindrical Bessel functions: the order v, which have 1).  Derivatives are never taken with respect to
   parameters.
 * nvar: number of variables (1, 2 or 3), followed by their values.
 * value, gradient (nvar entries), upper triangle of the Hessian, row-major
@@ -460,6 +460,51 @@ def rule_spherical(kind):
     return rule
 
 
+CYLINDER = {"cyl_bessel_j": (mpmath.besselj, mpf(1) / 2, -mpf(1) / 2),
+            "cyl_neumann": (mpmath.bessely, mpf(1) / 2, -mpf(1) / 2),
+            "cyl_bessel_i": (mpmath.besseli, mpf(1) / 2, mpf(1) / 2),
+            "cyl_bessel_k": (mpmath.besselk, -mpf(1) / 2, -mpf(1) / 2)}
+
+
+def cylinder(name, v, x):
+    """J_v, Y_v, I_v or K_v for real v and x (x < 0: J and I of integer v)."""
+    f = CYLINDER[name][0]
+    integer = v == int(v)
+    # Negative integer orders (and K's every negative order) by reflection: mpmath takes them
+    # as limits, slowly.
+    if v < 0 and (integer or name == "cyl_bessel_k"):
+        sign = (-1) ** (int(-v) % 2) if name in ("cyl_bessel_j", "cyl_neumann") else 1
+        return sign * cylinder(name, -v, x)
+    if x < 0:
+        if not integer or name in ("cyl_neumann", "cyl_bessel_k"):
+            raise ValueError("complex")
+        return (-1) ** (int(v) % 2) * cylinder(name, v, -x)
+    if x == 0:
+        if name in ("cyl_neumann", "cyl_bessel_k") or (v < 0 and not integer):
+            raise ValueError("pole")
+        return mpf(1) if v == 0 else mpf(0)
+    value = f(v, x)
+    if isinstance(value, mpmath.mpc):
+        raise ValueError("complex")
+    return value
+
+
+def rule_cylinder(name):
+    """f_v' = a f_(v-1) + b f_(v+1), and f_v'' by the same recurrence."""
+    a, b = CYLINDER[name][1:]
+
+    def rule(p, xs):
+        v = mpf(p[0])
+        x, = xs
+        f = lambda nu: cylinder(name, nu, x)
+        d1 = lambda nu: a * f(nu - 1) + b * f(nu + 1)
+        try:
+            return (f(v), [d1(v)], [[a * d1(v - 1) + b * d1(v + 1)]])
+        except ValueError as why:  # a pole or a complex value on the way
+            raise Dropped(str(why))
+    return rule
+
+
 def incomplete_elliptic(k, phi):
     """F, E, their first derivatives and the pieces of the second ones."""
     m = k * k
@@ -501,6 +546,10 @@ RULES.update({
     "fmod": rule_fmod,
     "hermite": rule_hermite, "sph_bessel": rule_spherical(0),
     "sph_neumann": rule_spherical(1),
+    "cyl_bessel_j": rule_cylinder("cyl_bessel_j"),
+    "cyl_neumann": rule_cylinder("cyl_neumann"),
+    "cyl_bessel_i": rule_cylinder("cyl_bessel_i"),
+    "cyl_bessel_k": rule_cylinder("cyl_bessel_k"),
     "ellint_1": rule_ellint_1, "ellint_2": rule_ellint_2,
     "powm1": rule_powm1, "beta": rule_beta,
     "add": rule_add, "sub": rule_sub, "mul": rule_mul, "div": rule_div,
@@ -659,8 +708,28 @@ POINTS["sph_neumann"] = [((n,), (x,)) for n in [0, 1, 2, 5]
                          for x in [0.5, 1.0, 3.7, 20.0, -2.5, 0.01, 1e-30,
                                    1e4, 1e10]]
 
+CYLINDER_ORDERS = [0.0, 0.5, 1.0, 2.25, 7.0, -0.5, -1.0, -2.75]
+# (mpmath's Y_n and K_n of integer n are limits, seconds each at the self-check's precisions:
+# fewer points for them.)
+NONINTEGER_ORDERS = [0.5, 2.25, -0.5, -2.75, 7.5]
+POINTS["cyl_bessel_j"] = [((v,), (x,)) for v in CYLINDER_ORDERS
+                          for x in [0.5, 1.0, 3.7, 20.0, 30.0, 1e-3, 0.0, 1e-30,
+                                    1e4, 1e10, -2.5]]
+POINTS["cyl_bessel_i"] = [((v,), (x,)) for v in CYLINDER_ORDERS
+                          for x in [0.5, 1.0, 3.7, 20.0, 1e-3, 0.0, 1e-30,
+                                    650.0, 705.0, -2.5]]
+POINTS["cyl_neumann"] = ([((v,), (x,)) for v in NONINTEGER_ORDERS
+                          for x in [0.5, 1.0, 3.7, 20.0, 30.0, 1e-3, 1e-30,
+                                    1e4, 1e10]]
+                         + [((0.0,), (1.0,)), ((1.0,), (3.7,)), ((-1.0,), (0.5,))])
+POINTS["cyl_bessel_k"] = ([((v,), (x,)) for v in NONINTEGER_ORDERS
+                           for x in [0.5, 1.0, 3.7, 20.0, 1e-3, 1e-30, 650.0,
+                                     700.0]]
+                          + [((0.0,), (1.0,)), ((1.0,), (3.7,)), ((-1.0,), (0.5,))])
+
 NPAR = {"pow_double": 1, "pow_int": 1, "polygamma": 1, "hermite": 1,
-        "sph_bessel": 1, "sph_neumann": 1}
+        "sph_bessel": 1, "sph_neumann": 1, "cyl_bessel_j": 1,
+        "cyl_neumann": 1, "cyl_bessel_i": 1, "cyl_bessel_k": 1}
 
 # Points where the textbook derivative formulas overflow or underflow in an
 # intermediate step even though every reference quantity is a normal double
@@ -836,7 +905,8 @@ def header():
 # Every other line has whitespace-separated fields:
 #   name npar p1..p_npar nvar x1..x_nvar value g1..g_nvar h_upper... tol_value tol_grad tol_hess
 # npar:    number of fixed parameters (1 for pow_double: c, pow_int: n,
-#          polygamma, hermite, sph_bessel, sph_neumann: n; else 0); no derivatives w.r.t. parameters.
+#          polygamma, hermite, sph_bessel, sph_neumann: n, cyl_*: v; else 0); no derivatives w.r.t.
+#          parameters.
 # nvar:    number of variables (1..3), followed by their values.
 # value:   f(x); g: gradient (nvar entries);
 # h_upper: Hessian upper triangle, row-major, nvar*(nvar+1)/2 entries

@@ -30,7 +30,8 @@ enum class op {
     sign, floor, ceil, round, trunc, add, sub, mul, div, pow, powi, atan2, hypot, min, max, fmin,
     fmax, fma, sin_pi, cos_pi, sqrt1pm1, expint, lambert_w0, lambert_wm1, comp_ellint_1,
     comp_ellint_2, powm1, beta, hermite, sph_bessel, sph_neumann, sinc, ellint_1, ellint_2,
-    fmod, add_constant, times_constant, constant_over, branch, loop, accumulate
+    fmod, cyl_bessel_j, cyl_neumann, cyl_bessel_i, cyl_bessel_k, add_constant, times_constant,
+    constant_over, branch, loop, accumulate
 };
 // clang-format on
 inline constexpr int op_count = static_cast<int>(op::accumulate) + 1;
@@ -44,8 +45,9 @@ inline const char* name(op o) {
         "round", "trunc", "add", "sub", "mul", "div", "pow", "powi", "atan2", "hypot", "min",
         "max", "fmin", "fmax", "fma", "sin_pi", "cos_pi", "sqrt1pm1", "expint", "lambert_w0",
         "lambert_wm1", "comp_ellint_1", "comp_ellint_2", "powm1", "beta", "hermite", "sph_bessel",
-        "sph_neumann", "sinc", "ellint_1", "ellint_2", "fmod", "add_constant", "times_constant",
-        "constant_over", "branch", "loop", "accumulate"};
+        "sph_neumann", "sinc", "ellint_1", "ellint_2", "fmod", "cyl_bessel_j", "cyl_neumann",
+        "cyl_bessel_i", "cyl_bessel_k", "add_constant", "times_constant", "constant_over",
+        "branch", "loop", "accumulate"};
     // clang-format on
     return names[static_cast<int>(o)];
 }
@@ -88,7 +90,8 @@ auto run(const program& p, const X& x, std::vector<int>* branches = nullptr) {
         nabla::cos_pi, nabla::sqrt1pm1, nabla::expint, nabla::lambert_w0, nabla::lambert_wm1,
         nabla::comp_ellint_1, nabla::comp_ellint_2, nabla::powm1, nabla::beta, nabla::hermite,
         nabla::sph_bessel, nabla::sph_neumann, nabla::sinc, nabla::ellint_1, nabla::ellint_2,
-        nabla::fmod;
+        nabla::fmod, nabla::cyl_bessel_j, nabla::cyl_neumann, nabla::cyl_bessel_i,
+        nabla::cyl_bessel_k;
     using std::abs, std::acos, std::acosh, std::asin, std::asinh, std::atan, std::atan2, std::atanh,
         std::cbrt, std::cos, std::cosh, std::erf, std::erfc, std::exp, std::exp2, std::expm1,
         std::floor, std::fma, std::fmax, std::fmin, std::hypot, std::lgamma, std::log, std::log10,
@@ -230,6 +233,18 @@ auto run(const program& p, const X& x, std::vector<int>* branches = nullptr) {
             break;
         case op::sinc:
             r = sinc(a);
+            break;
+        case op::cyl_bessel_j:
+            r = cyl_bessel_j(2.5, a);
+            break;
+        case op::cyl_neumann:
+            r = cyl_neumann(0.75, a);
+            break;
+        case op::cyl_bessel_i:
+            r = cyl_bessel_i(-1.5, a);
+            break;
+        case op::cyl_bessel_k:
+            r = cyl_bessel_k(1.0, a);
             break;
         case op::ellint_1:
             r = ellint_1(a, b);
@@ -534,6 +549,15 @@ private:
             break;
         case op::sinc:
             ok = std::abs(a) < 20.0;
+            break;
+        case op::cyl_bessel_j:
+        case op::cyl_neumann:
+            // (Real orders: x > 0 only.)
+            ok = a > 0.3 && a < 20.0;
+            break;
+        case op::cyl_bessel_i:
+        case op::cyl_bessel_k:
+            ok = a > 0.3 && a < 8.0;
             break;
         case op::ellint_1:
         case op::ellint_2:

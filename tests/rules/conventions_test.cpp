@@ -336,6 +336,66 @@ TEST_CASE("special functions at their edges", "[rules][conventions]") {
     CHECK(nabla::cos_pi(1e15) == 1.0);
 }
 
+TEST_CASE("cylindrical Bessel functions at 0, at infinity, for negative orders and arguments, "
+          "and with an order that varies",
+          "[rules][conventions]") {
+    const auto j = [](double v) {
+        return [v](const auto& u) { return nabla::cyl_bessel_j(v, u); };
+    };
+    const auto y = [](double v) { return [v](const auto& u) { return nabla::cyl_neumann(v, u); }; };
+    const auto i = [](double v) {
+        return [v](const auto& u) { return nabla::cyl_bessel_i(v, u); };
+    };
+    const auto k = [](double v) {
+        return [v](const auto& u) { return nabla::cyl_bessel_k(v, u); };
+    };
+    // At 0: J_0 = I_0 = 1 with derivative 0, J_1 and I_1 0 with derivative 1/2 (the recurrence
+    // (f_(v-1) -+ f_(v+1)) / 2 is exact there), J_(1/2) 0 with an infinite derivative.
+    check_edge(j(0.0), 0.0, 1.0, 0.0);
+    check_edge(i(0.0), 0.0, 1.0, 0.0);
+    check_edge(j(1.0), 0.0, 0.0, 0.5);
+    check_edge(i(1.0), 0.0, 0.0, 0.5);
+    check_edge(j(0.5), 0.0, 0.0, inf);
+    // Y_v and K_v have poles at 0: Y -inf, K +inf with derivative -inf; Y_0' = -Y_1 = +inf, and
+    // Y_v' for v != 0 is NaN there (inf - inf in the recurrence).
+    check_edge(y(0.0), 0.0, -inf, inf);
+    check_edge(y(1.5), 0.0, -inf, not_a_number);
+    check_edge(k(2.5), 0.0, inf, -inf);
+    // At infinity J, Y, K tend to 0 and I to infinity.
+    check_edge(j(2.5), inf, 0.0, 0.0);
+    check_edge(k(1.0), inf, 0.0, 0.0);
+    CHECK(nabla::cyl_neumann(3.0, inf) == 0.0);
+    CHECK(nabla::cyl_bessel_i(3.0, inf) == inf);
+    // Negative x: J_n and I_n of integer order by parity; the others are complex (NaN).
+    CHECK(nabla::cyl_bessel_j(3.0, -1.5) == -nabla::cyl_bessel_j(3.0, 1.5));
+    CHECK(nabla::cyl_bessel_i(2.0, -1.5) == nabla::cyl_bessel_i(2.0, 1.5));
+    CHECK(std::isnan(nabla::cyl_bessel_j(0.5, -1.5)));
+    CHECK(std::isnan(nabla::cyl_neumann(1.0, -1.5)));
+    CHECK(std::isnan(nabla::cyl_bessel_k(1.0, -1.5)));
+    // Negative orders by reflection: J_(-n) = (-1)^n J_n, K_(-v) = K_v, J_(-1/2) = Y_(1/2)...
+    CHECK(nabla::cyl_bessel_j(-3.0, 1.5) == -nabla::cyl_bessel_j(3.0, 1.5));
+    CHECK(nabla::cyl_bessel_k(-2.5, 1.5) == nabla::cyl_bessel_k(2.5, 1.5));
+    CHECK(nabla::cyl_bessel_j(-0.5, 1.5) == Approx(-nabla::cyl_neumann(0.5, 1.5)).epsilon(1e-15));
+    CHECK(nabla::cyl_neumann(-0.5, 1.5) == Approx(nabla::cyl_bessel_j(0.5, 1.5)).epsilon(1e-15));
+    // ... and J_(-v)(0) is infinite for non-integer v, with the sign of 1 / Gamma(1 - v).
+    CHECK(nabla::cyl_bessel_j(-7.7, 0.0) == -inf);
+    CHECK(nabla::cyl_bessel_j(-0.5, 0.0) == inf);
+    // Far out, the phase x - (v/2 + 1/4) pi is kept exact: J_0 and J_1 at 1e17 differ (libstdc++
+    // returns the same number for every order there).
+    CHECK(nabla::cyl_bessel_j(0.0, 1e17) != nabla::cyl_bessel_j(1.0, 1e17));
+    CHECK(nabla::cyl_bessel_j(0.0, 1e17) == Approx(-2.4087235483673831e-09).epsilon(1e-13));
+    // Subnormal x: the power series' leading terms (libstdc++ returns NaN or throws).
+    CHECK(nabla::cyl_bessel_j(0.0, 5e-324) == 1.0);
+    CHECK(nabla::cyl_bessel_k(0.0, 5e-324) == Approx(744.55600343703967).epsilon(1e-15));
+    CHECK(nabla::cyl_neumann(50.0, 1e-10) == -inf);
+    // An order given as a dual or Taylor number must be a constant.
+    const nabla::dual<double, 1> varying(0.5, {1.0}), constant(0.5, {0.0});
+    CHECK_THROWS_AS(nabla::cyl_bessel_j(varying, nabla::dual<double, 1>(1.5, {1.0})),
+                    std::domain_error);
+    CHECK(nabla::cyl_bessel_j(constant, nabla::dual<double, 1>(1.5, {1.0})).value ==
+          nabla::cyl_bessel_j(0.5, 1.5));
+}
+
 TEST_CASE("Hermite polynomials, spherical Bessel functions, sinc and elliptic integrals at their "
           "edges",
           "[rules][conventions]") {

@@ -20,7 +20,8 @@ void for_each_rule_function(Check check) {
     using nabla::digamma, nabla::polygamma, nabla::min, nabla::max, nabla::sin_pi, nabla::cos_pi,
         nabla::sqrt1pm1, nabla::expint, nabla::lambert_w0, nabla::lambert_wm1, nabla::comp_ellint_1,
         nabla::comp_ellint_2, nabla::powm1, nabla::beta, nabla::hermite, nabla::sph_bessel,
-        nabla::sph_neumann, nabla::sinc, nabla::ellint_1, nabla::ellint_2, nabla::fmod;
+        nabla::sph_neumann, nabla::sinc, nabla::ellint_1, nabla::ellint_2, nabla::fmod,
+        nabla::cyl_bessel_j, nabla::cyl_neumann, nabla::cyl_bessel_i, nabla::cyl_bessel_k;
     using std::abs, std::acos, std::acosh, std::asin, std::asinh, std::atan, std::atan2, std::atanh,
         std::cbrt, std::ceil, std::cos, std::cosh, std::erf, std::erfc, std::exp, std::exp2,
         std::expm1, std::floor, std::fma, std::fmax, std::fmin, std::hypot, std::lgamma, std::log,
@@ -101,6 +102,18 @@ void for_each_rule_function(Check check) {
     });
     check.template operator()<1>("sph_neumann", [](const auto& p, auto x, auto, auto) {
         return sph_neumann(static_cast<int>(p[0]), x);
+    });
+    check.template operator()<1>("cyl_bessel_j", [](const auto& p, auto x, auto, auto) {
+        return cyl_bessel_j(static_cast<double>(p[0]), x);
+    });
+    check.template operator()<1>("cyl_neumann", [](const auto& p, auto x, auto, auto) {
+        return cyl_neumann(static_cast<double>(p[0]), x);
+    });
+    check.template operator()<1>("cyl_bessel_i", [](const auto& p, auto x, auto, auto) {
+        return cyl_bessel_i(static_cast<double>(p[0]), x);
+    });
+    check.template operator()<1>("cyl_bessel_k", [](const auto& p, auto x, auto, auto) {
+        return cyl_bessel_k(static_cast<double>(p[0]), x);
     });
 }
 

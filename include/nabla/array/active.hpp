@@ -897,12 +897,14 @@ fma(const basic_var_array<T>& a, const basic_var_array<T>& b, const basic_var_ar
     return detail::elementwise<rules::fma_rule, T>(a, b, c);
 }
 
-// f(n, x) element by element for a constant integer index n (not differentiable): polygamma,
-// hermite, ...; and digamma.
+// f(n, x) element by element for a constant index n, an integer or a real order (not
+// differentiable): polygamma, hermite, cyl_bessel_j, ...; and digamma.
 #define NABLA_VAR_ARRAY_INDEXED(function, rule)                                                    \
-    template <class T>                                                                             \
-    basic_var_array<T> function(int n, const basic_var_array<T>& x) {                              \
+    template <class T, class I>                                                                    \
+    requires rules::index_argument<rules::rule, I> basic_var_array<T> function(                    \
+        I index, const basic_var_array<T>& x) {                                                    \
         using namespace detail;                                                                    \
+        const auto n = rules::index_cast<rules::rule, T>(index);                                   \
         const std::size_t size = x.size();                                                         \
         const T* const v = var_array_access::data(x);                                              \
         tape<T>* const on =                                                                        \

@@ -373,7 +373,7 @@ constexpr auto digamma(const array_expression<Body>& x) {
 }
 #define NABLA_ARRAY_INDEXED(function, rule)                                                        \
     template <class N, class Body>                                                                 \
-    requires(std::is_integral_v<N> || is_literal_v<N>) constexpr auto function(                    \
+    requires(rules::index_argument<rules::rule, N> || is_literal_v<N>) constexpr auto function(    \
         const N& n, const array_expression<Body>& x) {                                             \
         return detail::make_array(function(n, x.body));                                            \
     }

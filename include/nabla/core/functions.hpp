@@ -75,10 +75,15 @@ requires(sizeof...(Args) == 3 && !(Operand<Args> && ...)) constexpr void fma(con
     template <Operand N, Operand X>                                                                \
     constexpr auto function(const N& n, const X& x) {                                              \
         using index = detail::graph_t<std::remove_cvref_t<decltype(detail::wrap(n))>>;             \
-        static_assert(!detail::depends_on_any<index> && detail::info<index>::integer_valued,       \
+        static_assert(rules::real_order<rules::rule> ||                                            \
+                          (!detail::depends_on_any<index> && detail::info<index>::integer_valued), \
                       "nabla::" #function "(n, x): the index n must be a constant integer (an "    \
                       "int or nabla::literal<N>), not a floating-point number or an expression "   \
                       "of the variables.");                                                        \
+        static_assert(!rules::real_order<rules::rule> || !detail::depends_on_any<index>,           \
+                      "nabla::" #function "(v, x): the order v must be a constant (a number), "    \
+                      "not an expression of the variables: nabla has no closed form for the "      \
+                      "derivative in the order.");                                                 \
         if constexpr (Number<N> && Number<X>) {                                                    \
             return rules::rule::value(n, x);                                                       \
         } else {                                                                                   \

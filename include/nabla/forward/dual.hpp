@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <limits>
 #include <ostream>
+#include <stdexcept>
 #include <type_traits>
 #include <vector>
 
@@ -446,17 +447,22 @@ fma(const dual<T, N, S>& a, const dual<T, N, S>& b, const dual<T, N, S>& c) {
     return detail::apply_ternary<rules::fma_rule>(a, b, c);
 }
 
-// f(n, x) of an integer constant index n; the index as a dual (a static expression evaluated on
-// duals holds it so) is a constant.
+// f(n, x) of a constant index n (an integer, or a real order); the index as a dual (a static
+// expression evaluated on duals holds it so) must be a constant: one with a tangent is an error,
+// since nabla has no derivative in the index.
 #define NABLA_DUAL_INDEXED(function, rule)                                                         \
     template <class T, std::size_t N, bool S, class I>                                             \
-    requires std::is_integral_v<I>                                                                 \
+    requires rules::index_argument<rules::rule, I>                                                 \
     constexpr dual<T, N, S> function(I n, const dual<T, N, S>& x) {                                \
-        return detail::apply_right<rules::rule>(static_cast<int>(n), x);                           \
+        return detail::apply_right<rules::rule>(rules::index_cast<rules::rule, T>(n), x);          \
     }                                                                                              \
     template <class T, std::size_t N, bool S>                                                      \
     constexpr dual<T, N, S> function(const dual<T, N, S>& n, const dual<T, N, S>& x) {             \
-        return function(static_cast<int>(primal(n)), x);                                           \
+        for (std::size_t i = 0; i < detail::directions(n); ++i)                                    \
+            if (!(detail::tangent_at(n, i) == T(0)))                                               \
+                throw std::domain_error("nabla::" #function "(n, x): the index or order n has a "  \
+                                        "derivative; nabla differentiates in x only");             \
+        return function(n.value, x);                                                               \
     }
 NABLA_INDEXED_FUNCTIONS(NABLA_DUAL_INDEXED)
 #undef NABLA_DUAL_INDEXED

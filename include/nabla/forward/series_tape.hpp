@@ -259,7 +259,8 @@ public:
         return {this, share(n)};
     }
 
-    // y = Rule(a), or Rule(n, a) with an integer index n (polygamma's order, hermite's degree).
+    // y = Rule(a), or Rule(n, a) with a constant index n (polygamma's order, hermite's degree, a
+    // Bessel function's real order), kept as a T.
     template <class Rule>
     variable apply(const variable& a) {
         check_smooth<Rule>();
@@ -274,16 +275,18 @@ public:
         return {this, share(n)};
     }
     template <class Rule>
-    variable apply(int parameter, const variable& a) {
+    variable apply_indexed(const T& parameter, const variable& a) {
         node n{kind::unary};
         n.a = node_of(a);
-        n.c = T(parameter);
+        n.c = parameter;
         n.rule = Rule::name;
-        n.value1 = [](const T& u, const T& c) -> T { return Rule::value(static_cast<int>(c), u); };
+        n.value1 = [](const T& u, const T& c) -> T {
+            return Rule::value(rules::index_cast<Rule, T>(c), u);
+        };
         n.partials = [](series_tape& tape, std::uint32_t id) {
             const variable y(&tape, id), u(&tape, tape.nodes_[id].a);
-            const int order = static_cast<int>(tape.nodes_[id].c);
-            tape.set_partials(id, Rule::template partial<1>(y, order, u));
+            const auto index = rules::index_cast<Rule, T>(tape.nodes_[id].c);
+            tape.set_partials(id, Rule::template partial<1>(y, index, u));
         };
         return {this, share(n)};
     }
@@ -1035,10 +1038,12 @@ fma(const series_variable<T>& a, const series_variable<T>& b, const series_varia
 // f(n, x) of a constant integer index n.
 #define NABLA_SERIES_INDEXED(function, rule)                                                       \
     template <class T, class I>                                                                    \
-    requires std::is_integral_v<I> series_variable<T> function(I n, const series_variable<T>& u) { \
+    requires rules::index_argument<rules::rule, I> series_variable<T> function(                    \
+        I n, const series_variable<T>& u) {                                                        \
+        const auto index = rules::index_cast<rules::rule, T>(n);                                   \
         if (u.is_constant())                                                                       \
-            return rules::rule::value(static_cast<int>(n), u.constant());                          \
-        return u.tape()->template apply<rules::rule>(static_cast<int>(n), u);                      \
+            return rules::rule::value(index, u.constant());                                        \
+        return u.tape()->template apply_indexed<rules::rule>(T(index), u);                         \
     }
 NABLA_INDEXED_FUNCTIONS(NABLA_SERIES_INDEXED)
 #undef NABLA_SERIES_INDEXED

@@ -25,6 +25,7 @@
 #include <compare>
 #include <cstddef>
 #include <limits>
+#include <stdexcept>
 #include <type_traits>
 
 #include "../concepts.hpp"
@@ -287,16 +288,21 @@ constexpr taylor<T, K> fma(const taylor<T, K>& a, const taylor<T, K>& b, const t
     return detail::series_of<rules::fma_rule, T, K>(a, b, c);
 }
 
-// f(n, x) of a constant integer index n (an index as a series is read from its value).
+// f(n, x) of a constant index n, an integer or a real order (an index as a series is read from
+// its value, and must be a constant).
 #define NABLA_TAYLOR_INDEXED(function, rule)                                                       \
     template <class T, std::size_t K, class I>                                                     \
-    requires std::is_integral_v<I>                                                                 \
+    requires rules::index_argument<rules::rule, I>                                                 \
     constexpr taylor<T, K> function(I n, const taylor<T, K>& u) {                                  \
-        return detail::series_of<rules::rule, T, K>(static_cast<int>(n), u);                       \
+        return detail::series_of<rules::rule, T, K>(rules::index_cast<rules::rule, T>(n), u);      \
     }                                                                                              \
     template <class T, std::size_t K>                                                              \
     constexpr taylor<T, K> function(const taylor<T, K>& n, const taylor<T, K>& u) {                \
-        return function(static_cast<int>(n.c[0]), u);                                              \
+        for (std::size_t k = 1; k <= K; ++k)                                                       \
+            if (!(n.c[k] == T(0)))                                                                 \
+                throw std::domain_error("nabla::" #function "(n, x): the index or order n varies " \
+                                        "along the series; nabla differentiates in x only");       \
+        return function(n.c[0], u);                                                                \
     }
 NABLA_INDEXED_FUNCTIONS(NABLA_TAYLOR_INDEXED)
 #undef NABLA_TAYLOR_INDEXED

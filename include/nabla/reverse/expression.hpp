@@ -150,11 +150,23 @@ requires detail::ActivePair<A, B> NABLA_ALWAYS_INLINE constexpr auto pow(A&& a, 
         return detail::make_binary<rules::pow_rule>(std::forward<A>(a), std::forward<B>(b));
 }
 
-// f(n, x) of a constant integer index n.
+// f(n, x) of a constant index n: an integer, or a number for a real order. An active index is
+// a compile-time error: nabla has no derivative in it.
 #define NABLA_ACTIVE_INDEXED(function, rule)                                                       \
     template <class I, detail::ActiveOperand X>                                                    \
-    requires std::is_integral_v<I> NABLA_ALWAYS_INLINE constexpr auto function(I n, X&& x) {       \
+    requires rules::index_argument<rules::rule, std::remove_cvref_t<I>>                            \
+        NABLA_ALWAYS_INLINE constexpr auto function(I n, X&& x) {                                  \
         return detail::make_binary<rules::rule>(n, std::forward<X>(x));                            \
+    }                                                                                              \
+    template <detail::ActiveOperand N, class X>                                                    \
+    auto function(N&&, X&&) {                                                                      \
+        static_assert(rules::real_order<rules::rule> || sizeof(N) == 0,                            \
+                      "nabla::" #function "(n, x): the index n must be a constant integer, not "   \
+                      "a variable on the tape.");                                                  \
+        static_assert(!rules::real_order<rules::rule> || sizeof(N) == 0,                           \
+                      "nabla::" #function "(v, x): the order v must be a constant number, not a "  \
+                      "variable on the tape: nabla has no closed form for the derivative in the "  \
+                      "order.");                                                                   \
     }
 NABLA_INDEXED_FUNCTIONS(NABLA_ACTIVE_INDEXED)
 #undef NABLA_ACTIVE_INDEXED

@@ -74,10 +74,15 @@
     X(ellint_2, ellint_2_rule)                                                                     \
     X(fmod, fmod_rule)
 
-// X(function, rule) for the functions f(n, x) of an integer constant index n (an int, or
-// nabla::literal<N> in static graphs), differentiable in x: the index is not a variable.
+// X(function, rule) for the functions f(n, x) of a constant index n, differentiable in x: the
+// index is not a variable. An integer (an int, or nabla::literal<N> in static graphs), or a real
+// order where rules::real_order<rule> says so (the cylindrical Bessel functions).
 #define NABLA_INDEXED_FUNCTIONS(X)                                                                 \
     X(polygamma, polygamma_rule)                                                                   \
     X(hermite, hermite_rule)                                                                       \
     X(sph_bessel, sph_bessel_rule)                                                                 \
-    X(sph_neumann, sph_neumann_rule)
+    X(sph_neumann, sph_neumann_rule)                                                               \
+    X(cyl_bessel_j, cyl_bessel_j_rule)                                                             \
+    X(cyl_neumann, cyl_neumann_rule)                                                               \
+    X(cyl_bessel_i, cyl_bessel_i_rule)                                                             \
+    X(cyl_bessel_k, cyl_bessel_k_rule)

@@ -134,6 +134,26 @@ inline constexpr bool native_value_on_lanes = true;
 template <class Rule>
 inline constexpr bool native_partials_on_lanes = true;
 
+// Whether an indexed function's index is a real order (the cylindrical Bessel functions' v),
+// held as a floating-point number, rather than an integer (polygamma's order, hermite's degree).
+// Either way it is a constant, never differentiated.
+template <class Rule>
+inline constexpr bool real_order = requires {
+    requires Rule::real_order;
+};
+// The index arguments the modes take for it (an integer; any number for a real order), and the
+// index as the rule computes with it (an int; a T for a real order).
+template <class Rule, class I>
+inline constexpr bool index_argument = std::is_integral_v<I> ||
+                                       (real_order<Rule> && std::is_arithmetic_v<I>);
+template <class Rule, class T, class I>
+constexpr auto index_cast(const I& n) {
+    if constexpr (real_order<Rule>)
+        return static_cast<T>(n);
+    else
+        return static_cast<int>(n);
+}
+
 // Whether a rule's partials cost about what reading them back from memory costs (arithmetic;
 // exp's partial is its value): arrays on the tape (array/active.hpp) then recompute them in the
 // sweep from the values they keep, rather than store an array of them.

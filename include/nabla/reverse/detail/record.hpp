@@ -264,7 +264,7 @@ template <>
 inline constexpr bool integer_operands<rules::powi_rule> = true;
 #define NABLA_INTEGER_INDEX(function, rule)                                                        \
     template <>                                                                                    \
-    inline constexpr bool integer_operands<rules::rule> = true;
+    inline constexpr bool integer_operands<rules::rule> = !rules::real_order<rules::rule>;
 NABLA_INDEXED_FUNCTIONS(NABLA_INTEGER_INDEX)
 #undef NABLA_INTEGER_INDEX
 
