@@ -14,3 +14,4 @@
 #include "rules/special.hpp"
 #include "rules/special_functions.hpp"
 #include "rules/trig.hpp"
+#include "rules/zeta.hpp"

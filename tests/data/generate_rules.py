@@ -29,8 +29,9 @@ line holds whitespace-separated fields:
 
     name npar p1..p_npar nvar x1..x_nvar value g1..g_nvar h_upper tol_value tol_grad tol_hess
 
-* npar: number of fixed parameters (0, except pow_double: c, pow_int: n,
-  the indexed functions polygamma, hermite, sph_bessel and sph_neumann: n,
+* npar: number of fixed parameters (0, except pow_double: c, pow_int: n, ldexp: n,
+  the indexed functions polygamma, hermite, sph_bessel, sph_neumann and
+  zeta_derivative: n,
   and the cylindrical Bessel functions: the order v, which have 1).  Derivatives are never taken with respect to
   parameters.
 * nvar: number of variables (1, 2 or 3), followed by their values.
@@ -354,6 +355,14 @@ def rule_hypot(p, xs):
     return r, [a / r, b / r], [[b ** 2 / r3, hab], [hab, a ** 2 / r3]]
 
 
+def rule_hypot3(p, xs):
+    r = mpmath.sqrt(sum(v ** 2 for v in xs))
+    r3 = r ** 3
+    hess = [[((r * r - xs[i] ** 2) if i == j else -xs[i] * xs[j]) / r3
+             for j in range(3)] for i in range(3)]
+    return r, [v / r for v in xs], hess
+
+
 def rule_atan2(p, xs):
     a, b = xs  # atan2(a, b): angle of the point (b, a)
     r2 = a ** 2 + b ** 2
@@ -381,6 +390,31 @@ def rule_fma(p, xs):
     a, b, c = xs
     return (a * b + c, [b, a, ONE],
             [[ZERO, ONE, ZERO], [ONE, ZERO, ZERO], [ZERO, ZERO, ZERO]])
+
+
+def rule_ldexp(p, xs):
+    n, = p
+    x, = xs
+    scale = mpmath.ldexp(ONE, int(n))
+    return (x * scale, [scale], [[ZERO]])
+
+
+def zeta(n, s):
+    """zeta^(n)(s), with the trivial zeros exact (mpmath returns them exactly too)."""
+    if s == 1:
+        raise Dropped("pole")
+    return mpmath.zeta(s, 1, n)
+
+
+def rule_riemann_zeta(p, xs):
+    s, = xs
+    return (zeta(0, s), [zeta(1, s)], [[zeta(2, s)]])
+
+
+def rule_zeta_derivative(p, xs):
+    n = int(p[0])
+    s, = xs
+    return (zeta(n, s), [zeta(n + 1, s)], [[zeta(n + 2, s)]])
 
 
 def rule_pow_param(p, xs):
@@ -553,10 +587,13 @@ RULES.update({
     "ellint_1": rule_ellint_1, "ellint_2": rule_ellint_2,
     "powm1": rule_powm1, "beta": rule_beta,
     "add": rule_add, "sub": rule_sub, "mul": rule_mul, "div": rule_div,
-    "pow": rule_pow, "hypot": rule_hypot, "atan2": rule_atan2,
+    "pow": rule_pow, "hypot": rule_hypot, "hypot3": rule_hypot3,
+    "atan2": rule_atan2,
     "fmin": rule_min, "fmax": rule_max, "min": rule_min, "max": rule_max,
     "fma": rule_fma,
     "pow_double": rule_pow_param, "pow_int": rule_pow_param,
+    "ldexp": rule_ldexp,
+    "riemann_zeta": rule_riemann_zeta, "zeta_derivative": rule_zeta_derivative,
     "polygamma": rule_polygamma,
 })
 
@@ -667,6 +704,9 @@ POINTS = {
                 (10, 300), (2, 1000.5), (1e-100, 1.5)),
     "hypot": pts2((3, 4), (-3, 4), (1, 1), (-2, -7), (5, 1e-8), (1, 0),
                   (0, -2.5), (1e300, 1e300), (1e-300, 1e-300)),
+    "hypot3": [((), (1.0, 2.0, 2.0)), ((), (-3.0, 4.0, 12.0)), ((), (0.5, -0.25, 1e-8)),
+               ((), (1.0, 0.0, 0.0)), ((), (0.0, -2.5, 0.0)), ((), (1e300, 1e300, 1e300)),
+               ((), (1e-300, 2e-300, 3e-300)), ((), (7.0, 1e100, -3.0))],
     "atan2": pts2((1, 1), (1, -1), (-1, -1), (-1, 1), (0, 1), (0, -1),
                   (1, 0), (-1, 0), (3, 4), (-2.5, 0.5), (1e-300, 1),
                   (1e-8, -1), (1e300, 1e300)),
@@ -727,8 +767,17 @@ POINTS["cyl_bessel_k"] = ([((v,), (x,)) for v in NONINTEGER_ORDERS
                                      700.0]]
                           + [((0.0,), (1.0,)), ((1.0,), (3.7,)), ((-1.0,), (0.5,))])
 
-NPAR = {"pow_double": 1, "pow_int": 1, "polygamma": 1, "hermite": 1,
-        "sph_bessel": 1, "sph_neumann": 1, "cyl_bessel_j": 1,
+POINTS["ldexp"] = [((n,), (x,)) for n, x in [
+    (3, 1.5), (-2, -7.25), (0, 0.1), (1000, 1e-290), (-1060, 1.5), (-1074, 1.0),
+    (52, 1e-300), (1, -0.0)]]
+
+ZETA_POINTS = [2.0, 0.5, 3.75, -0.1, 1e-8, 0.0, 1.001, 0.999, -2.0, -7.5, -30.25,
+               12.0, 60.0, -120.5]
+POINTS["riemann_zeta"] = pts1(*ZETA_POINTS)
+POINTS["zeta_derivative"] = [((n,), (s,)) for n in [1, 2, 4] for s in ZETA_POINTS]
+
+NPAR = {"ldexp": 1, "zeta_derivative": 1, "pow_double": 1, "pow_int": 1,
+        "polygamma": 1, "hermite": 1, "sph_bessel": 1, "sph_neumann": 1, "cyl_bessel_j": 1,
         "cyl_neumann": 1, "cyl_bessel_i": 1, "cyl_bessel_k": 1}
 
 # Points where the textbook derivative formulas overflow or underflow in an
@@ -743,6 +792,7 @@ EXTREME = {
     "asinh": {(1e150,), (1e300,)},
     "acosh": {(1e300,)},
     "hypot": {(1e300, 1e300), (1e-300, 1e-300)},
+    "hypot3": {(1e300, 1e300, 1e300), (1e-300, 2e-300, 3e-300)},
     "atan2": {(1e300, 1e300)},
 }
 
@@ -904,8 +954,8 @@ def header():
 # Format: lines starting with '#' are comments, blank lines are ignored.
 # Every other line has whitespace-separated fields:
 #   name npar p1..p_npar nvar x1..x_nvar value g1..g_nvar h_upper... tol_value tol_grad tol_hess
-# npar:    number of fixed parameters (1 for pow_double: c, pow_int: n,
-#          polygamma, hermite, sph_bessel, sph_neumann: n, cyl_*: v; else 0); no derivatives w.r.t.
+# npar:    number of fixed parameters (1 for pow_double: c, pow_int: n, ldexp: n,
+#          polygamma, hermite, sph_bessel, sph_neumann, zeta_derivative: n, cyl_*: v; else 0); no derivatives w.r.t.
 #          parameters.
 # nvar:    number of variables (1..3), followed by their values.
 # value:   f(x); g: gradient (nvar entries);

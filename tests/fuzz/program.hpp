@@ -28,7 +28,7 @@ enum class op {
     neg, exp, exp2, expm1, log, log2, log10, log1p, sqrt, cbrt, sin, cos, tan, asin, acos, atan,
     sinh, cosh, tanh, asinh, acosh, atanh, erf, erfc, tgamma, lgamma, digamma, trigamma, abs,
     sign, floor, ceil, round, trunc, add, sub, mul, div, pow, powi, atan2, hypot, min, max, fmin,
-    fmax, fma, sin_pi, cos_pi, sqrt1pm1, expint, lambert_w0, lambert_wm1, comp_ellint_1,
+    fmax, fma, hypot3, ldexp, riemann_zeta, sin_pi, cos_pi, sqrt1pm1, expint, lambert_w0, lambert_wm1, comp_ellint_1,
     comp_ellint_2, powm1, beta, hermite, sph_bessel, sph_neumann, sinc, ellint_1, ellint_2,
     fmod, cyl_bessel_j, cyl_neumann, cyl_bessel_i, cyl_bessel_k, add_constant, times_constant,
     constant_over, branch, loop, accumulate
@@ -43,7 +43,7 @@ inline const char* name(op o) {
         "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
         "erf", "erfc", "tgamma", "lgamma", "digamma", "trigamma", "abs", "sign", "floor", "ceil",
         "round", "trunc", "add", "sub", "mul", "div", "pow", "powi", "atan2", "hypot", "min",
-        "max", "fmin", "fmax", "fma", "sin_pi", "cos_pi", "sqrt1pm1", "expint", "lambert_w0",
+        "max", "fmin", "fmax", "fma", "hypot3", "ldexp", "riemann_zeta", "sin_pi", "cos_pi", "sqrt1pm1", "expint", "lambert_w0",
         "lambert_wm1", "comp_ellint_1", "comp_ellint_2", "powm1", "beta", "hermite", "sph_bessel",
         "sph_neumann", "sinc", "ellint_1", "ellint_2", "fmod", "cyl_bessel_j", "cyl_neumann",
         "cyl_bessel_i", "cyl_bessel_k", "add_constant", "times_constant", "constant_over",
@@ -91,12 +91,12 @@ auto run(const program& p, const X& x, std::vector<int>* branches = nullptr) {
         nabla::comp_ellint_1, nabla::comp_ellint_2, nabla::powm1, nabla::beta, nabla::hermite,
         nabla::sph_bessel, nabla::sph_neumann, nabla::sinc, nabla::ellint_1, nabla::ellint_2,
         nabla::fmod, nabla::cyl_bessel_j, nabla::cyl_neumann, nabla::cyl_bessel_i,
-        nabla::cyl_bessel_k;
+        nabla::cyl_bessel_k, nabla::riemann_zeta;
     using std::abs, std::acos, std::acosh, std::asin, std::asinh, std::atan, std::atan2, std::atanh,
         std::cbrt, std::cos, std::cosh, std::erf, std::erfc, std::exp, std::exp2, std::expm1,
-        std::floor, std::fma, std::fmax, std::fmin, std::hypot, std::lgamma, std::log, std::log10,
-        std::log1p, std::log2, std::max, std::min, std::pow, std::round, std::sin, std::sinh,
-        std::sqrt, std::tan, std::tanh, std::tgamma;
+        std::floor, std::fma, std::ldexp, std::fmax, std::fmin, std::hypot, std::lgamma, std::log,
+        std::log10, std::log1p, std::log2, std::max, std::min, std::pow, std::round, std::sin,
+        std::sinh, std::sqrt, std::tan, std::tanh, std::tgamma;
     std::vector<T> v;
     v.reserve(static_cast<std::size_t>(p.inputs) + p.code.size());
     for (int i = 0; i < p.inputs; ++i)
@@ -313,6 +313,15 @@ auto run(const program& p, const X& x, std::vector<int>* branches = nullptr) {
             break;
         case op::fma:
             r = fma(a, b, c);
+            break;
+        case op::hypot3:
+            r = hypot(a, b, c);
+            break;
+        case op::ldexp:
+            r = ldexp(a, -3);
+            break;
+        case op::riemann_zeta:
+            r = riemann_zeta(a);
             break;
         case op::add_constant:
             r = a + k;
@@ -591,6 +600,12 @@ private:
             break;
         case op::hypot:
             ok = a * a + b * b > 0.09;
+            break;
+        case op::hypot3:
+            ok = a * a + b * b + c * c > 0.09;
+            break;
+        case op::riemann_zeta:
+            ok = std::abs(a - 1.0) > 0.3 && a > -6.0 && a < 10.0;  // away from the pole at 1
             break;
         case op::min:
         case op::max:

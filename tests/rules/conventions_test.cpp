@@ -336,6 +336,92 @@ TEST_CASE("special functions at their edges", "[rules][conventions]") {
     CHECK(nabla::cos_pi(1e15) == 1.0);
 }
 
+TEST_CASE("hypot of three operands: 0 at the origin with zero partials, no overflow on the way",
+          "[rules][conventions]") {
+    const auto [a, b, c] = nabla::variables<3>();
+    const auto h = hypot(a, b, c);
+    CHECK(h(0.0, 0.0, 0.0) == 0.0);
+    CHECK(nabla::d(h, a)(0.0, 0.0, 0.0) == 0.0);
+    CHECK(nabla::d(h, c)(0.0, 0.0, 0.0) == 0.0);
+    using D = nabla::dual<double, 3>;
+    const D at_origin =
+        hypot(D(0.0, {1.0, 0.0, 0.0}), D(0.0, {0.0, 1.0, 0.0}), D(0.0, {0.0, 0.0, 1.0}));
+    CHECK(at_origin.tangent == std::array<double, 3>{0.0, 0.0, 0.0});
+    nabla::tape<> tape;
+    auto recording = tape.record();
+    const nabla::var u = tape.input(0.0), v = tape.input(0.0), w = tape.input(0.0);
+    tape.gradient(hypot(u, v, w));
+    CHECK(tape.adjoint(u) == 0.0);
+    CHECK(tape.adjoint(w) == 0.0);
+    // 1e300 and 1e-300 in every operand: the squares would overflow and underflow.
+    CHECK(h(1e300, 1e300, 1e300) == Approx(std::sqrt(3.0) * 1e300).epsilon(1e-15));
+    CHECK(nabla::d(h, b)(1e-300, 1e-300, 1e-300) == Approx(1.0 / std::sqrt(3.0)).epsilon(1e-15));
+    // An infinite operand gives +inf even beside a NaN, as hypot of two.
+    CHECK(h(inf, 1.0, not_a_number) == inf);
+    CHECK(h(not_a_number, -inf, 0.0) == inf);
+}
+
+TEST_CASE("ldexp and frexp: exact scaling by powers of two, derivatives 2^n and 2^-e",
+          "[rules][conventions]") {
+    const auto [x] = nabla::variables<1>();
+    CHECK(ldexp(x, 3)(1.5) == 12.0);
+    CHECK(nabla::d(ldexp(x, 3), x)(1.5) == 8.0);
+    CHECK(nabla::d(ldexp(x * x, -2), x, x)(1.5) == 0.5);
+    // Subnormal results and derivatives stay exact; a derivative 2^n beyond the range is 0 or inf.
+    CHECK(nabla::ldexp(1.5, -1060) == std::ldexp(1.5, -1060));
+    const auto scaled = [](const auto& v) { return ldexp(v, -1074); };
+    check_edge(scaled, 1.0, std::ldexp(1.0, -1074), std::ldexp(1.0, -1074));
+    check_edge([](const auto& v) { return ldexp(v, 1100); }, 1e-300, std::ldexp(1e-300, 1100), inf);
+    // frexp: the mantissa in [1/2, 1), derivative 2^-e; at 0 the mantissa is 0, e = 0, slope 1.
+    const auto mantissa = [](const auto& v) {
+        int e = 0;
+        return frexp(v, &e);
+    };
+    const auto d6 = mantissa(nabla::dual<double, 1>(6.0, {1.0}));
+    CHECK(d6.value == 0.75);
+    CHECK(d6.tangent[0] == 0.125);
+    const auto d0 = mantissa(nabla::dual<double, 1>(0.0, {1.0}));
+    CHECK(d0.value == 0.0);
+    CHECK(d0.tangent[0] == 1.0);
+    nabla::tape<> tape;
+    auto recording = tape.record();
+    const nabla::var v = tape.input(-10.0);
+    int e = 0;
+    const nabla::var m = frexp(v, &e);
+    tape.gradient(m);
+    CHECK(e == 4);
+    CHECK(m.value == -0.625);
+    CHECK(tape.adjoint(v) == 0.0625);
+    const auto series = nabla::derivatives<2>(mantissa, 3.0);
+    CHECK(series[0] == 0.75);
+    CHECK(series[1] == 0.25);
+    CHECK(series[2] == 0.0);
+}
+
+TEST_CASE("the Riemann zeta function at its pole, its trivial zeros and infinity",
+          "[rules][conventions]") {
+    const auto zeta = [](const auto& v) { return nabla::riemann_zeta(v); };
+    // The pole at 1: +inf (as mpmath), derivative -inf (-1 / (s-1)^2 from both sides), the second
+    // derivative NaN (its sign differs by side).
+    check_edge(zeta, 1.0, inf, -inf);
+    CHECK(std::isnan(nabla::zeta_derivative(2, 1.0)));
+    CHECK(nabla::zeta_derivative(3, 1.0) == -inf);
+    // Trivial zeros are exact zeros; the derivative there is not 0.
+    CHECK(nabla::riemann_zeta(-2.0) == 0.0);
+    CHECK(nabla::riemann_zeta(-200.0) == 0.0);
+    CHECK(nabla::zeta_derivative(1, -2.0) == Approx(-0.030448457058393270780).epsilon(1e-14));
+    // zeta(0) = -1/2 and zeta'(0) = -ln(2 pi) / 2, on either side of 0.
+    const double slope = -0.5 * std::log(2.0 * std::numbers::pi);
+    CHECK(nabla::riemann_zeta(0.0) == Approx(-0.5).epsilon(1e-15));
+    CHECK(nabla::d(zeta(x), x)(0.0) == Approx(slope).epsilon(1e-14));
+    CHECK(nabla::zeta_derivative(1, -1e-10) == Approx(slope).epsilon(1e-9));
+    CHECK(nabla::zeta_derivative(1, 1e-10) == Approx(slope).epsilon(1e-9));
+    // 1 at +inf with derivatives 0; NaN at -inf and for a negative order.
+    check_edge(zeta, inf, 1.0, 0.0);
+    CHECK(std::isnan(nabla::riemann_zeta(-inf)));
+    CHECK(std::isnan(nabla::zeta_derivative(-1, 2.0)));
+}
+
 TEST_CASE("cylindrical Bessel functions at 0, at infinity, for negative orders and arguments, "
           "and with an order that varies",
           "[rules][conventions]") {

@@ -165,6 +165,8 @@ TEST_CASE("the functions each mode binds by hand reach their rules in every mode
         "pow(x, 3)", [](const auto& x) { return pow(x, 3); }, 0.3);
     check_unary<first_fixed<polygamma_rule, 0>>(
         "digamma", [](const auto& x) { return digamma(x); }, 0.3);
+    check_unary<last_fixed<ldexp_rule, -3>>(
+        "ldexp(x, -3)", [](const auto& x) { return ldexp(x, -3); }, 0.3);
 
     // fma(a, b, c): three operands, every mode.
     const double a = 0.3, b = 0.7, c = 0.5, value = fma_rule::value(a, b, c);
@@ -191,4 +193,19 @@ TEST_CASE("the functions each mode binds by hand reach their rules in every mode
     CHECK(tape.adjoint(u) == b);
     CHECK(tape.adjoint(v) == a);
     CHECK(tape.adjoint(w) == 1.0);
+
+    // hypot(a, b, c): three operands, every mode.
+    const double h = hypot3_rule::value(a, b, c);
+    CHECK(hypot(p, q, r)(a, b, c) == h);
+    CHECK(nabla::d(hypot(p, q, r), q)(a, b, c) == b / h);
+    const D dual_h = hypot(D(a, {1.0, 0.0, 0.0}), D(b, {0.0, 1.0, 0.0}), D(c, {0.0, 0.0, 1.0}));
+    CHECK(dual_h.value == h);
+    CHECK(dual_h.tangent == std::array<double, 3>{a / h, b / h, c / h});
+    const auto series_h = hypot(sa, nabla::taylor<double, 1>(b), nabla::taylor<double, 1>(c));
+    CHECK(series_h.c[0] == h);
+    CHECK(series_h.c[1] == Approx(a / h).epsilon(1e-15));
+    const nabla::var yh = hypot(u, v, w);
+    tape.gradient(yh);
+    CHECK(yh.value == h);
+    CHECK(tape.adjoint(w) == c / h);
 }

@@ -21,7 +21,8 @@ void for_each_rule_function(Check check) {
         nabla::sqrt1pm1, nabla::expint, nabla::lambert_w0, nabla::lambert_wm1, nabla::comp_ellint_1,
         nabla::comp_ellint_2, nabla::powm1, nabla::beta, nabla::hermite, nabla::sph_bessel,
         nabla::sph_neumann, nabla::sinc, nabla::ellint_1, nabla::ellint_2, nabla::fmod,
-        nabla::cyl_bessel_j, nabla::cyl_neumann, nabla::cyl_bessel_i, nabla::cyl_bessel_k;
+        nabla::cyl_bessel_j, nabla::cyl_neumann, nabla::cyl_bessel_i, nabla::cyl_bessel_k,
+        nabla::riemann_zeta, nabla::zeta_derivative;
     using std::abs, std::acos, std::acosh, std::asin, std::asinh, std::atan, std::atan2, std::atanh,
         std::cbrt, std::ceil, std::cos, std::cosh, std::erf, std::erfc, std::exp, std::exp2,
         std::expm1, std::floor, std::fma, std::fmax, std::fmin, std::hypot, std::lgamma, std::log,
@@ -34,6 +35,8 @@ void for_each_rule_function(Check check) {
     check.template operator()<2>("div", [](const auto&, auto a, auto b, auto) { return a / b; });
     check.template operator()<3>("fma",
                                  [](const auto&, auto a, auto b, auto c) { return fma(a, b, c); });
+    check.template operator()<3>(
+        "hypot3", [](const auto&, auto a, auto b, auto c) { return hypot(a, b, c); });
     NABLA_TEST_UNARY(exp);
     NABLA_TEST_UNARY(exp2);
     NABLA_TEST_UNARY(expm1);
@@ -72,6 +75,7 @@ void for_each_rule_function(Check check) {
     NABLA_TEST_UNARY(comp_ellint_1);
     NABLA_TEST_UNARY(comp_ellint_2);
     NABLA_TEST_UNARY(sinc);
+    NABLA_TEST_UNARY(riemann_zeta);
     NABLA_TEST_BINARY(powm1);
     NABLA_TEST_BINARY(beta);
     NABLA_TEST_BINARY(ellint_1);
@@ -90,6 +94,13 @@ void for_each_rule_function(Check check) {
                                  [](const auto& p, auto x, auto, auto) { return pow(x, p[0]); });
     check.template operator()<1>("pow_int", [](const auto& p, auto x, auto, auto) {
         return pow(x, static_cast<int>(p[0]));
+    });
+    check.template operator()<1>("zeta_derivative", [](const auto& p, auto x, auto, auto) {
+        return zeta_derivative(static_cast<int>(p[0]), x);
+    });
+    check.template operator()<1>("ldexp", [](const auto& p, auto x, auto, auto) {
+        using std::ldexp;
+        return ldexp(x, static_cast<int>(p[0]));
     });
     check.template operator()<1>("polygamma", [](const auto& p, auto x, auto, auto) {
         return polygamma(static_cast<int>(p[0]), x);

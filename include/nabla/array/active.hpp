@@ -896,6 +896,11 @@ basic_var_array<T>
 fma(const basic_var_array<T>& a, const basic_var_array<T>& b, const basic_var_array<T>& c) {
     return detail::elementwise<rules::fma_rule, T>(a, b, c);
 }
+template <class T>
+basic_var_array<T>
+hypot(const basic_var_array<T>& a, const basic_var_array<T>& b, const basic_var_array<T>& c) {
+    return detail::elementwise<rules::hypot3_rule, T>(a, b, c);
+}
 
 // f(n, x) element by element for a constant index n, an integer or a real order (not
 // differentiable): polygamma, hermite, cyl_bessel_j, ...; and digamma.

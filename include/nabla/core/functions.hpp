@@ -70,6 +70,20 @@ requires(sizeof...(Args) == 3 && !(Operand<Args> && ...)) constexpr void fma(con
     NABLA_UNSUPPORTED_ARGUMENT(fma);
 }
 
+// hypot(a, b, c): three operands, as fma.
+template <Operand A, Operand B, Operand C>
+requires(Expression<A> || Expression<B> ||
+         Expression<C>) constexpr auto hypot(const A& a, const B& b, const C& c) {
+    return detail::combine(
+        [](auto p, auto q, auto r) { return detail::make_node<rules::hypot3_rule>(p, q, r); },
+        detail::wrap(a), detail::wrap(b), detail::wrap(c));
+}
+
+template <class... Args>
+requires(sizeof...(Args) == 3 && !(Operand<Args> && ...)) constexpr void hypot(const Args&...) {
+    NABLA_UNSUPPORTED_ARGUMENT(hypot);
+}
+
 // f(n, x) of an integer constant index n (polygamma's order, hermite's degree, ...).
 #define NABLA_INDEXED_FUNCTION(function, rule)                                                     \
     template <Operand N, Operand X>                                                                \
@@ -93,6 +107,34 @@ requires(sizeof...(Args) == 3 && !(Operand<Args> && ...)) constexpr void fma(con
         }                                                                                          \
     }
 NABLA_INDEXED_FUNCTIONS(NABLA_INDEXED_FUNCTION)
+
+// ldexp(x, n) = x 2^n for a constant integer n (an int or nabla::literal<N>).
+template <Operand X, Operand N>
+constexpr auto ldexp(const X& x, const N& n) {
+    using exponent = detail::graph_t<std::remove_cvref_t<decltype(detail::wrap(n))>>;
+    static_assert(!detail::depends_on_any<exponent> && detail::info<exponent>::integer_valued,
+                  "nabla::ldexp(x, n): the exponent n must be a constant integer (an int or "
+                  "nabla::literal<N>), not a floating-point number or an expression of the "
+                  "variables.");
+    if constexpr (Number<X> && Number<N>) {
+        return rules::ldexp_rule::value(x, n);
+    } else {
+        return detail::combine(
+            [](auto p, auto q) { return detail::make_node<rules::ldexp_rule>(p, q); },
+            detail::wrap(x), detail::wrap(n));
+    }
+}
+
+// frexp(x, e) needs x's value to write its exponent: a static expression has none until it is
+// evaluated.
+template <Expression X, class E>
+constexpr auto frexp(const X&, E*) {
+    static_assert(detail::always_false<X>,
+                  "nabla::frexp(x, e) on a static expression: the exponent e depends on the value "
+                  "of x, which a static expression has only when it is evaluated; call frexp in "
+                  "a function that nabla differentiates with numbers (grad, derivatives, a dual "
+                  "or the tape), or use ldexp with an exponent you know.");
+}
 
 template <Operand X>
 constexpr auto digamma(const X& x) {

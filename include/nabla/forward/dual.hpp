@@ -446,6 +446,29 @@ constexpr dual<T, N, S>
 fma(const dual<T, N, S>& a, const dual<T, N, S>& b, const dual<T, N, S>& c) {
     return detail::apply_ternary<rules::fma_rule>(a, b, c);
 }
+// ldexp(x, n) = x 2^n and frexp(x, e) = ldexp(x, -e) with e the exponent of x's value; the
+// exponent as a dual (a static expression evaluated on duals holds it so) is a constant.
+template <class T, std::size_t N, bool S, class I>
+requires std::is_integral_v<I>
+constexpr dual<T, N, S> ldexp(const dual<T, N, S>& x, I n) {
+    return detail::apply_left<rules::ldexp_rule>(x, static_cast<int>(n));
+}
+template <class T, std::size_t N, bool S>
+constexpr dual<T, N, S> ldexp(const dual<T, N, S>& x, const dual<T, N, S>& n) {
+    return ldexp(x, static_cast<int>(primal(n)));
+}
+template <class T, std::size_t N, bool S>
+dual<T, N, S> frexp(const dual<T, N, S>& x, int* e) {
+    using std::frexp;
+    frexp(primal(x), e);
+    return ldexp(x, -*e);
+}
+
+template <class T, std::size_t N, bool S>
+constexpr dual<T, N, S>
+hypot(const dual<T, N, S>& a, const dual<T, N, S>& b, const dual<T, N, S>& c) {
+    return detail::apply_ternary<rules::hypot3_rule>(a, b, c);
+}
 
 // f(n, x) of a constant index n (an integer, or a real order); the index as a dual (a static
 // expression evaluated on duals holds it so) must be a constant: one with a tangent is an error,

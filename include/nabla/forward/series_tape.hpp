@@ -1034,6 +1034,22 @@ series_variable<T>
 fma(const series_variable<T>& a, const series_variable<T>& b, const series_variable<T>& c) {
     return a * b + c;
 }
+// ldexp(u, n) = u 2^n: a product by a power of two, in two factors where 2^n alone would
+// overflow or underflow.
+template <class T, class I>
+requires std::is_integral_v<I> series_variable<T> ldexp(const series_variable<T>& u, I n) {
+    const int half = static_cast<int>(n) / 2;
+    if (n > 1000 || n < -1000)
+        return u * std::ldexp(T(1), half) * std::ldexp(T(1), static_cast<int>(n) - half);
+    return u * std::ldexp(T(1), static_cast<int>(n));
+}
+
+// hypot(a, b, c) = hypot(hypot(a, b), c): the same function, from the rule of two operands.
+template <class T>
+series_variable<T>
+hypot(const series_variable<T>& a, const series_variable<T>& b, const series_variable<T>& c) {
+    return hypot(hypot(a, b), c);
+}
 
 // f(n, x) of a constant integer index n.
 #define NABLA_SERIES_INDEXED(function, rule)                                                       \

@@ -287,6 +287,31 @@ template <class T, std::size_t K>
 constexpr taylor<T, K> fma(const taylor<T, K>& a, const taylor<T, K>& b, const taylor<T, K>& c) {
     return detail::series_of<rules::fma_rule, T, K>(a, b, c);
 }
+// ldexp(x, n) = x 2^n, exact in every coefficient; frexp(x, e) = ldexp(x, -e) with e the exponent
+// of x's value.
+template <class T, std::size_t K, class I>
+requires std::is_integral_v<I>
+constexpr taylor<T, K> ldexp(const taylor<T, K>& x, I n) {
+    taylor<T, K> r;
+    for (std::size_t k = 0; k <= K; ++k)
+        r.c[k] = rules::ldexp_rule::value(x.c[k], static_cast<int>(n));
+    return r;
+}
+template <class T, std::size_t K>
+constexpr taylor<T, K> ldexp(const taylor<T, K>& x, const taylor<T, K>& n) {
+    return ldexp(x, static_cast<int>(primal(n.c[0])));
+}
+template <class T, std::size_t K>
+taylor<T, K> frexp(const taylor<T, K>& x, int* e) {
+    using std::frexp;
+    frexp(primal(x.c[0]), e);
+    return ldexp(x, -*e);
+}
+
+template <class T, std::size_t K>
+constexpr taylor<T, K> hypot(const taylor<T, K>& a, const taylor<T, K>& b, const taylor<T, K>& c) {
+    return detail::series_of<rules::hypot3_rule, T, K>(a, b, c);
+}
 
 // f(n, x) of a constant index n, an integer or a real order (an index as a series is read from
 // its value, and must be a constant).

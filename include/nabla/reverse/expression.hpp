@@ -170,16 +170,41 @@ requires detail::ActivePair<A, B> NABLA_ALWAYS_INLINE constexpr auto pow(A&& a, 
     }
 NABLA_INDEXED_FUNCTIONS(NABLA_ACTIVE_INDEXED)
 #undef NABLA_ACTIVE_INDEXED
-// fma(a, b, c): every operand active or a constant, at least one active.
+// fma(a, b, c) and hypot(a, b, c): every operand active or a constant, at least one active.
+namespace detail {
+template <class Rule, class A, class B, class C>
+NABLA_ALWAYS_INLINE constexpr auto make_ternary(A&& a, B&& b, C&& c) {
+    using T = active_value_t<
+        std::conditional_t<ActiveOperand<A>, A, std::conditional_t<ActiveOperand<B>, B, C>>>;
+    using N = active_node<Rule, T, held_t<T, A>, held_t<T, B>, held_t<T, C>>;
+    return N(hold<T>(std::forward<A>(a)), hold<T>(std::forward<B>(b)), hold<T>(std::forward<C>(c)));
+}
+}  // namespace detail
 template <class A, class B, class C>
 requires(detail::ActiveOperand<A> || detail::ActiveOperand<B> ||
          detail::ActiveOperand<C>) NABLA_ALWAYS_INLINE constexpr auto fma(A&& a, B&& b, C&& c) {
-    using T = detail::active_value_t<std::conditional_t<
-        detail::ActiveOperand<A>, A, std::conditional_t<detail::ActiveOperand<B>, B, C>>>;
-    using N = active_node<rules::fma_rule, T, detail::held_t<T, A>, detail::held_t<T, B>,
-                          detail::held_t<T, C>>;
-    return N(detail::hold<T>(std::forward<A>(a)), detail::hold<T>(std::forward<B>(b)),
-             detail::hold<T>(std::forward<C>(c)));
+    return detail::make_ternary<rules::fma_rule>(std::forward<A>(a), std::forward<B>(b),
+                                                 std::forward<C>(c));
+}
+template <class A, class B, class C>
+requires(detail::ActiveOperand<A> || detail::ActiveOperand<B> ||
+         detail::ActiveOperand<C>) NABLA_ALWAYS_INLINE constexpr auto hypot(A&& a, B&& b, C&& c) {
+    return detail::make_ternary<rules::hypot3_rule>(std::forward<A>(a), std::forward<B>(b),
+                                                    std::forward<C>(c));
+}
+
+// ldexp(x, n) = x 2^n for a constant integer n; frexp(x, e) = ldexp(x, -e) with e the exponent
+// of x's value.
+template <detail::ActiveOperand X, class I>
+requires std::is_integral_v<std::remove_cvref_t<I>> NABLA_ALWAYS_INLINE constexpr auto ldexp(X&& x,
+                                                                                             I n) {
+    return detail::make_binary<rules::ldexp_rule>(std::forward<X>(x), static_cast<int>(n));
+}
+template <detail::ActiveOperand X>
+NABLA_ALWAYS_INLINE auto frexp(X&& x, int* e) {
+    using std::frexp;
+    frexp(x.value, e);
+    return ldexp(std::forward<X>(x), -*e);
 }
 
 template <detail::ActiveOperand X>

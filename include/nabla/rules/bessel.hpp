@@ -279,21 +279,9 @@ struct cyl_bessel_i_rule : cylindrical_function<detail::cylinder::i, 1, 1> {};
 struct cyl_bessel_k_rule : cylindrical_function<detail::cylinder::k, -1, -1> {};
 
 // No SIMD form: the scalar functions, lane by lane.
-template <>
-inline constexpr bool native_value_on_lanes<cyl_bessel_j_rule> = false;
-template <>
-inline constexpr bool native_partials_on_lanes<cyl_bessel_j_rule> = false;
-template <>
-inline constexpr bool native_value_on_lanes<cyl_neumann_rule> = false;
-template <>
-inline constexpr bool native_partials_on_lanes<cyl_neumann_rule> = false;
-template <>
-inline constexpr bool native_value_on_lanes<cyl_bessel_i_rule> = false;
-template <>
-inline constexpr bool native_partials_on_lanes<cyl_bessel_i_rule> = false;
-template <>
-inline constexpr bool native_value_on_lanes<cyl_bessel_k_rule> = false;
-template <>
-inline constexpr bool native_partials_on_lanes<cyl_bessel_k_rule> = false;
+NABLA_LANE_BY_LANE(cyl_bessel_j_rule)
+NABLA_LANE_BY_LANE(cyl_neumann_rule)
+NABLA_LANE_BY_LANE(cyl_bessel_i_rule)
+NABLA_LANE_BY_LANE(cyl_bessel_k_rule)
 
 }  // namespace nabla::rules

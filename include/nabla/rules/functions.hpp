@@ -7,7 +7,8 @@
 //
 // Not listed, because their overloads choose among rules by the arguments' types: the arithmetic
 // operators (add, sub, mul, div, neg), pow (pow_rule, or powi_rule for an integer exponent), fma
-// (three operands) and digamma. Each mode writes those by hand.
+// and hypot of three operands (hypot3_rule), ldexp (an integer exponent after the operand) and
+// digamma. Each mode writes those by hand.
 
 // X(function, rule) for the functions of one operand.
 #define NABLA_UNARY_FUNCTIONS(X)                                                                   \
@@ -45,6 +46,7 @@
     X(comp_ellint_1, comp_ellint_1_rule)                                                           \
     X(comp_ellint_2, comp_ellint_2_rule)                                                           \
     X(sinc, sinc_rule)                                                                             \
+    X(riemann_zeta, riemann_zeta_rule)                                                             \
     X(abs, abs_rule)                                                                               \
     X(fabs, abs_rule)                                                                              \
     X(sign, sign_rule)                                                                             \
@@ -85,4 +87,5 @@
     X(cyl_bessel_j, cyl_bessel_j_rule)                                                             \
     X(cyl_neumann, cyl_neumann_rule)                                                               \
     X(cyl_bessel_i, cyl_bessel_i_rule)                                                             \
-    X(cyl_bessel_k, cyl_bessel_k_rule)
+    X(cyl_bessel_k, cyl_bessel_k_rule)                                                             \
+    X(zeta_derivative, zeta_derivative_rule)

@@ -6,6 +6,8 @@
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <limits>
+#include <type_traits>
 
 #include "arithmetic.hpp"
 #include "exp_log.hpp"
@@ -114,6 +116,35 @@ struct powi_rule {
     }
 };
 
+// ldexp(x, n) = x 2^n for a constant integer n, exact (std::ldexp); d/dx = 2^n, exact too (an
+// integer power of two: pow(2, n) is exact, also as a static expression's node).
+struct ldexp_rule {
+    static constexpr const char* name = "ldexp";
+    static constexpr std::size_t arity = 2;
+    template <class X, class N>
+    static constexpr auto value(const X& x, const N& n) {
+        if constexpr (std::is_arithmetic_v<X> && std::is_arithmetic_v<N>) {
+            return std::ldexp(x, static_cast<int>(n));
+        } else {
+            using std::ldexp;
+            return ldexp(x, n);
+        }
+    }
+    template <std::size_t I, class Y, class X, class N>
+    static constexpr auto partial(const Y&, const X&, const N& n) {
+        static_assert(I == 0, "nabla: the exponent n of ldexp(x, n) is an integer constant and has "
+                              "no derivative");
+        if constexpr (std::is_arithmetic_v<X> && std::is_arithmetic_v<N>) {
+            return std::ldexp(X(1), static_cast<int>(n));
+        } else if constexpr (std::is_arithmetic_v<N>) {
+            return std::ldexp(1.0, static_cast<int>(n));  // (x a nested number)
+        } else {
+            using std::pow;
+            return pow(two, n);
+        }
+    }
+};
+
 // hypot(a, b) = sqrt(a^2 + b^2) without overflow. At the origin, where it has a kink like abs,
 // both partials are 0 (the strong-zero quotient).
 struct hypot_rule {
@@ -142,6 +173,49 @@ struct hypot_rule {
     }
 };
 
+// hypot(a, b, c) = sqrt(a^2 + b^2 + c^2) without overflow or underflow on the way (C++17's
+// three-argument std::hypot, +inf where an operand is infinite even if another is NaN, as the
+// C library's hypot of two: libstdc++'s returns NaN there); partials a / y, b / y, c / y, strong
+// zeros at the origin as for two arguments.
+struct hypot3_rule {
+    static constexpr const char* name = "hypot";
+    static constexpr std::size_t arity = 3;
+    template <class A, class B, class C>
+    static constexpr auto value(const A& a, const B& b, const C& c) {
+        if constexpr (std::is_arithmetic_v<A> && std::is_arithmetic_v<B> &&
+                      std::is_arithmetic_v<C>) {
+            using R = decltype(std::hypot(a, b, c));
+            if (std::isinf(a) || std::isinf(b) || std::isinf(c))
+                return std::numeric_limits<R>::infinity();
+            return std::hypot(a, b, c);
+        } else {
+            using std::hypot;
+            return hypot(a, b, c);
+        }
+    }
+    template <std::size_t I, class Y, class A, class B, class C>
+    static constexpr auto partial(const Y& y, const A& a, const B& b, const C& c) {
+        if constexpr (I == 0)
+            return div_strong_zero(a, y);
+        else if constexpr (I == 1)
+            return div_strong_zero(b, y);
+        else
+            return div_strong_zero(c, y);
+    }
+    // y = sqrt(a^2 + b^2 + c^2).
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& a,
+                                                 const std::array<T, K + 1>& b,
+                                                 const std::array<T, K + 1>& c) {
+        const auto squares = add_rule::series<T, K>(
+            add_rule::series<T, K>(mul_rule::series<T, K>(a, a), mul_rule::series<T, K>(b, b)),
+            mul_rule::series<T, K>(c, c));
+        std::array<T, K + 1> y = sqrt_rule::series<T, K>(squares);
+        y[0] = value(a[0], b[0], c[0]);
+        return y;
+    }
+};
+
 // xsimd 8.1 differs from the C library at these functions' edges (rules/rule.hpp).
 template <>
 inline constexpr bool native_value_on_lanes<pow_rule> = false;
@@ -153,6 +227,8 @@ template <>
 inline constexpr bool native_partials_on_lanes<powi_rule> = false;
 template <>
 inline constexpr bool native_value_on_lanes<hypot_rule> = false;
+template <>
+inline constexpr bool native_value_on_lanes<hypot3_rule> = false;
 template <>
 inline constexpr bool native_value_on_lanes<cbrt_rule> = false;
 template <>

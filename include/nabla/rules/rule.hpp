@@ -133,6 +133,12 @@ template <class Rule>
 inline constexpr bool native_value_on_lanes = true;
 template <class Rule>
 inline constexpr bool native_partials_on_lanes = true;
+// Both false for a rule: its values and partials run lane by lane.
+#define NABLA_LANE_BY_LANE(rule)                                                                   \
+    template <>                                                                                    \
+    inline constexpr bool native_value_on_lanes<rule> = false;                                     \
+    template <>                                                                                    \
+    inline constexpr bool native_partials_on_lanes<rule> = false;
 
 // Whether an indexed function's index is a real order (the cylindrical Bessel functions' v),
 // held as a floating-point number, rather than an integer (polygamma's order, hermite's degree).

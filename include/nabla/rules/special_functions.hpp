@@ -787,11 +787,6 @@ struct sinc_rule {
 
 // None of these has a SIMD form: on lanes, the standard library's or nabla's scalar functions,
 // lane by lane, values and partials (Ei's partial e^x / x is native).
-#define NABLA_LANE_BY_LANE(rule)                                                                   \
-    template <>                                                                                    \
-    inline constexpr bool native_value_on_lanes<rule> = false;                                     \
-    template <>                                                                                    \
-    inline constexpr bool native_partials_on_lanes<rule> = false;
 NABLA_LANE_BY_LANE(sin_pi_rule)
 NABLA_LANE_BY_LANE(cos_pi_rule)
 // (Lambert W's partials too: their exp(-W) sees NaN outside the domain and +inf at W-1(0), which
@@ -809,7 +804,6 @@ NABLA_LANE_BY_LANE(sinc_rule)
 NABLA_LANE_BY_LANE(hermite_rule)
 NABLA_LANE_BY_LANE(sph_bessel_rule)
 NABLA_LANE_BY_LANE(sph_neumann_rule)
-#undef NABLA_LANE_BY_LANE
 template <>
 inline constexpr bool native_value_on_lanes<expint_rule> = false;
 // (exp on lanes must not see beyond 700: rules/rule.hpp.)

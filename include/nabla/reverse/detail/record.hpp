@@ -262,6 +262,8 @@ template <class Rule>
 inline constexpr bool integer_operands = false;
 template <>
 inline constexpr bool integer_operands<rules::powi_rule> = true;
+template <>
+inline constexpr bool integer_operands<rules::ldexp_rule> = true;
 #define NABLA_INTEGER_INDEX(function, rule)                                                        \
     template <>                                                                                    \
     inline constexpr bool integer_operands<rules::rule> = !rules::real_order<rules::rule>;
