@@ -480,6 +480,21 @@ TEST_CASE("cylindrical Bessel functions at 0, at infinity, for negative orders a
                     std::domain_error);
     CHECK(nabla::cyl_bessel_j(constant, nabla::dual<double, 1>(1.5, {1.0})).value ==
           nabla::cyl_bessel_j(0.5, 1.5));
+    // (A static expression evaluated on nested duals or series holds its constants so.)
+    using D = nabla::dual<double, 1>;
+    using DD = nabla::dual<D, 1>;
+    const DD nested(D(1.5, {1.0}), {D(1.0, {0.0})});
+    CHECK(nabla::cyl_neumann(DD(D(0.5, {0.0}), {}), nested).value.value ==
+          nabla::cyl_neumann(0.5, 1.5));
+    CHECK(nabla::hermite(DD(D(2.0, {0.0}), {}), nested).tangent[0].value ==
+          Approx(8.0 * 1.5).epsilon(1e-15));
+    nabla::taylor<double, 2> order(2.0), at(0.7);
+    at.c[1] = 1.0;
+    CHECK(nabla::hermite(order, at).c[1] == Approx(8.0 * 0.7).epsilon(1e-15));
+    CHECK(nabla::cyl_bessel_k(nabla::taylor<double, 2>(1.5), at).c[0] ==
+          nabla::cyl_bessel_k(1.5, 0.7));
+    order.c[1] = 1.0;
+    CHECK_THROWS_AS(nabla::cyl_bessel_j(order, at), std::domain_error);
 }
 
 TEST_CASE("Hermite polynomials, spherical Bessel functions, sinc and elliptic integrals at their "

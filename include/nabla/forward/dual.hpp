@@ -485,7 +485,7 @@ hypot(const dual<T, N, S>& a, const dual<T, N, S>& b, const dual<T, N, S>& c) {
             if (!(detail::tangent_at(n, i) == T(0)))                                               \
                 throw std::domain_error("nabla::" #function "(n, x): the index or order n has a "  \
                                         "derivative; nabla differentiates in x only");             \
-        return function(n.value, x);                                                               \
+        return function(rules::index_cast<rules::rule, detail::primal_type_t<T>>(primal(n)), x);   \
     }
 NABLA_INDEXED_FUNCTIONS(NABLA_DUAL_INDEXED)
 #undef NABLA_DUAL_INDEXED

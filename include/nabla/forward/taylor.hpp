@@ -327,7 +327,8 @@ constexpr taylor<T, K> hypot(const taylor<T, K>& a, const taylor<T, K>& b, const
             if (!(n.c[k] == T(0)))                                                                 \
                 throw std::domain_error("nabla::" #function "(n, x): the index or order n varies " \
                                         "along the series; nabla differentiates in x only");       \
-        return function(n.c[0], u);                                                                \
+        return function(rules::index_cast<rules::rule, detail::primal_type_t<T>>(primal(n.c[0])),  \
+                        u);                                                                        \
     }
 NABLA_INDEXED_FUNCTIONS(NABLA_TAYLOR_INDEXED)
 #undef NABLA_TAYLOR_INDEXED
