@@ -35,6 +35,7 @@
 #include "../rules.hpp"
 #include "../rules/functions.hpp"
 #include "../rules/series.hpp"
+#include "../values.hpp"
 
 namespace nabla {
 
