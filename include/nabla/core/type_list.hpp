@@ -13,11 +13,33 @@ struct type_list {
     static constexpr std::size_t size = sizeof...(Ts);
 };
 
+// The lists one after the other. (Partial specialisations, not a fold of an operator: argument-
+// dependent lookup of an operator on lists of nabla's node types weighs every operator nabla
+// declares, at every step of every statement's walk.)
+template <class... Lists>
+struct concat_lists;
+template <>
+struct concat_lists<> {
+    using type = type_list<>;
+};
+template <class... A>
+struct concat_lists<type_list<A...>> {
+    using type = type_list<A...>;
+};
 template <class... A, class... B>
-type_list<A..., B...> operator+(type_list<A...>, type_list<B...>);
+struct concat_lists<type_list<A...>, type_list<B...>> {
+    using type = type_list<A..., B...>;
+};
+template <class... A, class... B, class... C>
+struct concat_lists<type_list<A...>, type_list<B...>, type_list<C...>> {
+    using type = type_list<A..., B..., C...>;
+};
+template <class... A, class... B, class... C, class... D, class... Rest>
+struct concat_lists<type_list<A...>, type_list<B...>, type_list<C...>, type_list<D...>, Rest...>
+    : concat_lists<type_list<A..., B..., C..., D...>, Rest...> {};
 
 template <class... Lists>
-using concat = decltype((type_list<>{} + ... + Lists{}));
+using concat = typename concat_lists<Lists...>::type;
 
 template <class T>
 struct type_tag {};

@@ -652,9 +652,23 @@ NABLA_ALWAYS_INLINE void propagate(Builder& b,
         at[0] = &e;
         adjoints[0] = adjoint;
         (pass_down(at, adjoints, static_cast<Nodes*>(nullptr)), ...);
-        (b.template leaf<statement_leaf_place<Builder, typename Leaves::position>>(
-             out, *static_cast<const active<T>*>(at[Leaves::id]), adjoints[Leaves::id]),
-         ...);
+        constexpr std::size_t places[] = {
+            statement_leaf_place<Builder, typename Leaves::position>..., 0};
+        // Many leaves bound for one place are written by a loop over their ids: a fold emits a
+        // copy of the leaf code per leaf, which a long statement pays for in compile time.
+        constexpr bool one_place =
+            sizeof...(Leaves) > 8 &&
+            ((statement_leaf_place<Builder, typename Leaves::position> == places[0]) && ...);
+        if constexpr (one_place) {
+            constexpr std::size_t ids[] = {Leaves::id...};
+            for (std::size_t k = 0; k < sizeof...(Leaves); ++k)
+                b.template leaf<places[0]>(out, *static_cast<const active<T>*>(at[ids[k]]),
+                                           adjoints[ids[k]]);
+        } else {
+            (b.template leaf<statement_leaf_place<Builder, typename Leaves::position>>(
+                 out, *static_cast<const active<T>*>(at[Leaves::id]), adjoints[Leaves::id]),
+             ...);
+        }
         (b.template collapsed_operand<Collapsed::position::slot>(
              *static_cast<const collapsed<T>*>(at[Collapsed::id]), adjoints[Collapsed::id]),
          ...);
