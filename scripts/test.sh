@@ -2,12 +2,13 @@
 # The whole test suite, with g++ and clang++: configures (or reconfigures) build-gcc/ and
 # build-clang/ at warning_level=3 with werror, builds both, runs every test in both, and prints
 # the compile time of each build directory. The consumer tests (subproject, pkg-config, CMake)
-# run in build-gcc only. Then the sanitizer stage, at -O1 (which compiles 10% faster than -O3):
-# the unit tests built with clang++ under AddressSanitizer + UndefinedBehaviorSanitizer
-# (LeakSanitizer included) in build-asan/, the random-program tests (fuzz_tests) too, and the
-# threaded tests under ThreadSanitizer in build-tsan/; any report fails the test. Last,
-# valgrind's memcheck on the tape tests, the tests of results that do not depend on the inputs,
-# the random programs and the random programs of statement shapes of build-gcc.
+# run in build-gcc only. Then the sanitizer stage: the unit tests built with clang++ at -O0
+# (instrumented, the template-heavy tests compile several times faster than at -O1) under
+# AddressSanitizer + UndefinedBehaviorSanitizer (LeakSanitizer included) in build-asan/, the
+# random-program tests (fuzz_tests) too, and the threaded tests under ThreadSanitizer in
+# build-tsan/ (at -O1); any report fails the test. Last, valgrind's memcheck on the tape tests,
+# the tests of results that do not depend on the inputs, the random programs and the random
+# programs of statement shapes of build-gcc.
 #
 # The last line of output is the total over both builds:
 #   N passed, N failed, N skipped
@@ -162,13 +163,13 @@ for build in "${builds[@]}"; do
     summaries+=("$dir: $passed passed, $failed failed, $skipped skipped; $status")
 done
 
-# The sanitizer stage: directory, compiler, compiler id, sanitizers, program targets, test
-# suites (lists separated by commas), MPI (enabled or disabled). nabla/mpi.hpp's tests stay out:
-# under AddressSanitizer they cost the stage 110 s of compiling, time .ci/run cannot spare (they
+# The sanitizer stage: directory, compiler, compiler id, sanitizers, optimization level, program
+# targets, test suites (lists separated by commas), MPI (enabled or disabled). nabla/mpi.hpp's
+# tests stay out: under AddressSanitizer they cost the stage 110 s of compiling, time .ci/run cannot spare (they
 # pass there, with LeakSanitizer off for Open MPI's own allocations).
 sanitizer_builds=(
-    "build-asan clang++ clang address,undefined unit_tests,fuzz_tests unit,fuzz disabled"
-    "build-tsan g++ gcc thread thread_tests threads disabled"
+    "build-asan clang++ clang address,undefined 0 unit_tests,fuzz_tests unit,fuzz disabled"
+    "build-tsan g++ gcc thread 1 thread_tests threads disabled"
 )
 # halt_on_error: the first report fails the test. alloc_dealloc_mismatch=0: Catch2 2.13's own
 # test registry frees with free() what it allocated with new(std::nothrow) when built with
@@ -177,12 +178,12 @@ export ASAN_OPTIONS=alloc_dealloc_mismatch=0:detect_leaks=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export TSAN_OPTIONS=halt_on_error=1
 for build in "${sanitizer_builds[@]}"; do
-    read -r dir compiler compiler_id sanitize target suite mpi <<<"$build"
+    read -r dir compiler compiler_id sanitize optimization target suite mpi <<<"$build"
     echo
     echo "=== $dir ($compiler, -fsanitize=$sanitize) ==="
     if ! configure "$dir" "$compiler" "$compiler_id" -Dwarning_level=3 -Dwerror=true \
-        -Dtests=true -Dexamples=false -Dbench=false -Dconsumer_tests=false "-Dmpi=$mpi" -Doptimization=1 \
-        "-Db_sanitize=$sanitize" -Db_lundef=false; then
+        -Dtests=true -Dexamples=false -Dbench=false -Dconsumer_tests=false "-Dmpi=$mpi" \
+        "-Doptimization=$optimization" "-Db_sanitize=$sanitize" -Db_lundef=false; then
         summaries+=("$dir: configuration FAILED")
         total_failed=$((total_failed + 1))
         continue
