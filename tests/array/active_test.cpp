@@ -594,6 +594,51 @@ TEST_CASE("every function of an integer index works element-wise on the tape and
 #undef NABLA_CHECK_INDEXED
 }
 
+TEST_CASE("every function of a degree and a parameter works element-wise on the tape and in "
+          "fused loops",
+          "[array][tape]") {
+    const auto [xa] = nabla::array_variables<1>();
+    const auto xs = sample(4 * W + 3, -1.0, 1.0, 27);
+#define NABLA_CHECK_PARAMETRIC(function, rule)                                                     \
+    for (const int n : {0, 3}) {                                                                   \
+        INFO(#function << "(" << n << ", 1.5, x)");                                                \
+        const auto [value, g] = nabla::value_and_grad(                                             \
+            nabla::mode::arrays, [n](const auto& x) { return sum(function(n, 1.5, x)); }, xs);     \
+        const auto [fused_value, fused_g] = nabla::value_and_grad(sum(function(n, 1.5, xa)), xs);  \
+        double expected = 0.0;                                                                     \
+        for (std::size_t i = 0; i < xs.size(); ++i) {                                              \
+            expected += nabla::rules::rule::value(n, 1.5, xs[i]);                                  \
+            const double partial = nabla::detail::to_number<double>(                               \
+                nabla::rules::rule::partial<2>(0.0, n, 1.5, xs[i]));                               \
+            CHECK(g[i] == Approx(partial).epsilon(1e-13).margin(1e-15));                           \
+            CHECK(fused_g[i] == Approx(partial).epsilon(1e-13).margin(1e-15));                     \
+        }                                                                                          \
+        CHECK(value == Approx(expected).epsilon(1e-13));                                           \
+        CHECK(fused_value == Approx(expected).epsilon(1e-13));                                     \
+    }
+    using nabla::gegenbauer, nabla::assoc_laguerre;
+    NABLA_PARAMETRIC_FUNCTIONS(NABLA_CHECK_PARAMETRIC)
+#undef NABLA_CHECK_PARAMETRIC
+
+    // The Legendre family, compositions of these, element by element against the scalar tape.
+    const auto family = [](const auto& x) {
+        using nabla::legendre, nabla::laguerre, nabla::assoc_legendre, nabla::sph_legendre;
+        return legendre(4, x) + laguerre(3, x) + assoc_legendre(4, 2, x) + sph_legendre(3, 1, x);
+    };
+    const auto [value, g] = nabla::value_and_grad(
+        nabla::mode::arrays, [&](const auto& x) { return sum(family(x)); }, xs);
+    const auto [fused_value, fused_g] = nabla::value_and_grad(sum(family(xa)), xs);
+    double expected = 0.0;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+        const double dy = nabla::grad(family, xs[i])[0];
+        expected += family(xs[i]);
+        CHECK(g[i] == Approx(dy).epsilon(1e-13).margin(1e-14));
+        CHECK(fused_g[i] == Approx(dy).epsilon(1e-13).margin(1e-14));
+    }
+    CHECK(value == Approx(expected).epsilon(1e-13));
+    CHECK(fused_value == Approx(expected).epsilon(1e-13));
+}
+
 TEST_CASE("matrices broadcast a row vector along their rows, take functions element by element "
           "and reduce over every element",
           "[array][tape][matrix]") {

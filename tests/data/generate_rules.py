@@ -30,9 +30,11 @@ line holds whitespace-separated fields:
     name npar p1..p_npar nvar x1..x_nvar value g1..g_nvar h_upper tol_value tol_grad tol_hess
 
 * npar: number of fixed parameters (0, except pow_double: c, pow_int: n, ldexp: n,
-  the indexed functions polygamma, hermite, sph_bessel, sph_neumann and
-  zeta_derivative: n,
-  and the cylindrical Bessel functions: the order v, which have 1).  Derivatives are never taken with respect to
+  the indexed functions polygamma, hermite, sph_bessel, sph_neumann,
+  zeta_derivative, legendre and laguerre: n,
+  and the cylindrical Bessel functions: the order v, which have 1; gegenbauer and
+  assoc_laguerre: the degree n and the parameter a, assoc_legendre and sph_legendre: the degree
+  l and the order m, which have 2).  Derivatives are never taken with respect to
   parameters.
 * nvar: number of variables (1, 2 or 3), followed by their values.
 * value, gradient (nvar entries), upper triangle of the Hessian, row-major
@@ -576,9 +578,126 @@ def rule_fmod(p, xs):
     return (x - n * y, [mpf(1), -n], [[mpf(0), mpf(0)], [mpf(0), mpf(0)]])
 
 
+def three_term(n, first, step):
+    """The n-th of a sequence y_0 = 1, y_1 = first, y_k = step(k, y_(k-1), y_(k-2)); 0 for
+    n < 0."""
+    if n < 0:
+        return mpf(0)
+    previous, current = mpf(1), first
+    if n == 0:
+        return previous
+    for k in range(2, n + 1):
+        previous, current = current, step(k, current, previous)
+    return current
+
+
+def checked(y, reference):
+    """y from a recurrence at 60 digits, against mpmath's hypergeometric form where that
+    converges (it does not at the polynomial's zeros); not at the several hundred digits of the
+    numerical differentiation, where the hypergeometric sums take seconds."""
+    if mp.dps > 60:
+        return y
+    try:
+        r = reference()
+    except ValueError:
+        return y
+    assert abs(y - r) <= mpf(10) ** -40 * max(1, abs(r)), (y, r)
+    return y
+
+
+def gegenbauer(n, a, x):
+    y = three_term(n, 2 * a * x, lambda k, c, b: (2 * x * (k + a - 1) * c - (k + 2 * a - 2) * b) / k)
+    return checked(y, lambda: mpmath.gegenbauer(n, a, x)) if n >= 0 else y
+
+
+def assoc_laguerre(n, a, x):
+    y = three_term(n, 1 + a - x, lambda k, c, b: ((2 * k - 1 + a - x) * c - (k - 1 + a) * b) / k)
+    return checked(y, lambda: mpmath.laguerre(n, a, x)) if n >= 0 else y
+
+
+def rule_gegenbauer(p, xs):
+    n, a = int(p[0]), p[1]
+    x, = xs
+    return (gegenbauer(n, a, x), [2 * a * gegenbauer(n - 1, a + 1, x)],
+            [[4 * a * (a + 1) * gegenbauer(n - 2, a + 2, x)]])
+
+
+def rule_assoc_laguerre(p, xs):
+    n, a = int(p[0]), p[1]
+    x, = xs
+    return (assoc_laguerre(n, a, x), [-assoc_laguerre(n - 1, a + 1, x)],
+            [[assoc_laguerre(n - 2, a + 2, x)]])
+
+
+def rule_legendre(p, xs):
+    return rule_gegenbauer([p[0], mpf(0.5)], xs)
+
+
+def rule_laguerre(p, xs):
+    return rule_assoc_laguerre([p[0], mpf(0)], xs)
+
+
+def legendre_derivative(l, m, x):
+    """d^m P_l / dx^m from P_l's explicit sum,
+    P_l(x) = 2^-l sum_k (-1)^k (2l - 2k)! / (k! (l - k)! (l - 2k)!) x^(l - 2k)."""
+    total = mpf(0)
+    for k in range(l // 2 + 1):
+        j = l - 2 * k
+        if j < m:
+            continue
+        c = mpf((-1) ** k * math.factorial(2 * l - 2 * k)) / (
+            math.factorial(k) * math.factorial(l - k) * math.factorial(j))
+        total += c * mpf(math.factorial(j)) / math.factorial(j - m) * x ** (j - m)
+    return total / mpf(2) ** l
+
+
+def ferrers(l, m, x):
+    """P_l^m(x) = (1 - x^2)^(m/2) d^m P_l / dx^m for |x| < 1, without the Condon-Shortley phase
+    (std::assoc_legendre; mpmath's legenp, which the value is checked against at 60 digits,
+    carries the phase (-1)^m), and its first and second derivatives from
+    (1 - x^2) P' = (l + m) P_(l-1)^m - l x P and Legendre's equation."""
+    def P(k):
+        if m > k:
+            return mpf(0)
+        y = (1 - x * x) ** (mpf(m) / 2) * legendre_derivative(k, m, x)
+        return checked(y, lambda: (-1) ** m * mpmath.legenp(k, m, x))
+    y = P(l)
+    d1 = ((l + m) * P(l - 1) - l * x * y) / (1 - x * x)
+    d2 = (2 * x * d1 - (l * (l + 1) - m * m / (1 - x * x)) * y) / (1 - x * x)
+    return y, d1, d2
+
+
+def rule_assoc_legendre(p, xs):
+    l, m = int(p[0]), int(p[1])
+    x, = xs
+    y, d1, d2 = ferrers(l, m, x)
+    return (y, [d1], [[d2]])
+
+
+def rule_sph_legendre(p, xs):
+    """Y_l^m(theta, 0) = (-1)^m sqrt((2l + 1) / (4 pi) (l - m)! / (l + m)!) P_l^m(cos theta),
+    checked against mpmath's spherharm; derivatives by the chain rule."""
+    l, m = int(p[0]), int(p[1])
+    theta, = xs
+    if m > l:
+        return (mpf(0), [mpf(0)], [[mpf(0)]])
+    c = (-1) ** m * mpmath.sqrt((2 * l + 1) / (4 * mpmath.pi) * mpmath.factorial(l - m)
+                                / mpmath.factorial(l + m))
+    s, co = mpmath.sin(theta), mpmath.cos(theta)
+    y, d1, d2 = ferrers(l, m, co)
+    value = c * y
+    if mp.dps <= 60:
+        reference = mpmath.re(mpmath.spherharm(l, m, theta, 0))
+        assert abs(value - reference) <= mpf(10) ** -40 * (1 + abs(value)), (value, reference)
+    return (value, [-c * s * d1], [[c * (s * s * d2 - co * d1)]])
+
+
 RULES.update({
     "fmod": rule_fmod,
     "hermite": rule_hermite, "sph_bessel": rule_spherical(0),
+    "gegenbauer": rule_gegenbauer, "assoc_laguerre": rule_assoc_laguerre,
+    "legendre": rule_legendre, "laguerre": rule_laguerre,
+    "assoc_legendre": rule_assoc_legendre, "sph_legendre": rule_sph_legendre,
     "sph_neumann": rule_spherical(1),
     "cyl_bessel_j": rule_cylinder("cyl_bessel_j"),
     "cyl_neumann": rule_cylinder("cyl_neumann"),
@@ -741,6 +860,18 @@ POINTS["fmod"] = pts2((5.3, 2.0), (-5.3, 2.0), (1.0, 0.1), (7.5, -2.0), (0.5, 3.
 POINTS["sinc"] = pts1(0.7, -2.5, 1e-3, 0.0, 10.0, 3.14, 1e-9, 100.5)
 POINTS["hermite"] = [((n,), (x,)) for n in [0, 1, 2, 3, 6, 10]
                      for x in [0.5, -1.3, 2.0, 0.0, 7.25]]
+POINTS["gegenbauer"] = [((n, a), (x,)) for n in [0, 1, 2, 5, 10]
+                        for a in [0.5, 1.5, 2.25, -0.25] for x in [0.3, -0.7, 1.0, 2.5]]
+POINTS["assoc_laguerre"] = [((n, a), (x,)) for n in [0, 1, 3, 8]
+                            for a in [0.0, 0.5, 2.0, 3.75] for x in [0.5, 2.0, 7.5, -1.0]]
+POINTS["legendre"] = [((n,), (x,)) for n in [0, 1, 2, 5, 12]
+                      for x in [0.3, -0.85, 1.0, -1.0, 0.0, 1.5]]
+POINTS["laguerre"] = [((n,), (x,)) for n in [0, 1, 4, 9] for x in [0.5, 3.25, 10.0, -0.5]]
+LEGENDRE_ORDERS = [(1, 0), (1, 1), (2, 1), (3, 2), (5, 0), (5, 3), (8, 8), (4, 6), (12, 5)]
+POINTS["assoc_legendre"] = [((l, m), (x,)) for l, m in LEGENDRE_ORDERS
+                            for x in [0.3, -0.6, 0.95, 0.0]]
+POINTS["sph_legendre"] = [((l, m), (t,)) for l, m in LEGENDRE_ORDERS
+                          for t in [0.4, 1.3, 2.9]]
 POINTS["sph_bessel"] = [((n,), (x,)) for n in [0, 1, 2, 5]
                         for x in [0.5, 1.0, 3.7, 20.0, -2.5, 1e-3, 0.0, 1e-30,
                                   1e4, 1e10]]
@@ -778,7 +909,8 @@ POINTS["zeta_derivative"] = [((n,), (s,)) for n in [1, 2, 4] for s in ZETA_POINT
 
 NPAR = {"ldexp": 1, "zeta_derivative": 1, "pow_double": 1, "pow_int": 1,
         "polygamma": 1, "hermite": 1, "sph_bessel": 1, "sph_neumann": 1, "cyl_bessel_j": 1,
-        "cyl_neumann": 1, "cyl_bessel_i": 1, "cyl_bessel_k": 1}
+        "cyl_neumann": 1, "cyl_bessel_i": 1, "cyl_bessel_k": 1, "legendre": 1, "laguerre": 1,
+        "gegenbauer": 2, "assoc_laguerre": 2, "assoc_legendre": 2, "sph_legendre": 2}
 
 # Points where the textbook derivative formulas overflow or underflow in an
 # intermediate step even though every reference quantity is a normal double
@@ -955,8 +1087,9 @@ def header():
 # Every other line has whitespace-separated fields:
 #   name npar p1..p_npar nvar x1..x_nvar value g1..g_nvar h_upper... tol_value tol_grad tol_hess
 # npar:    number of fixed parameters (1 for pow_double: c, pow_int: n, ldexp: n,
-#          polygamma, hermite, sph_bessel, sph_neumann, zeta_derivative: n, cyl_*: v; else 0); no derivatives w.r.t.
-#          parameters.
+#          polygamma, hermite, sph_bessel, sph_neumann, zeta_derivative, legendre, laguerre: n,
+#          cyl_*: v; 2 for gegenbauer, assoc_laguerre: n a, assoc_legendre, sph_legendre: l m;
+#          else 0); no derivatives w.r.t. parameters.
 # nvar:    number of variables (1..3), followed by their values.
 # value:   f(x); g: gradient (nvar entries);
 # h_upper: Hessian upper triangle, row-major, nvar*(nvar+1)/2 entries

@@ -30,7 +30,8 @@ enum class op {
     sign, floor, ceil, round, trunc, add, sub, mul, div, pow, powi, atan2, hypot, min, max, fmin,
     fmax, fma, hypot3, ldexp, riemann_zeta, sin_pi, cos_pi, sqrt1pm1, expint, lambert_w0, lambert_wm1, comp_ellint_1,
     comp_ellint_2, powm1, beta, hermite, sph_bessel, sph_neumann, sinc, ellint_1, ellint_2,
-    fmod, cyl_bessel_j, cyl_neumann, cyl_bessel_i, cyl_bessel_k, add_constant, times_constant,
+    fmod, cyl_bessel_j, cyl_neumann, cyl_bessel_i, cyl_bessel_k, gegenbauer, assoc_laguerre,
+    legendre, laguerre, assoc_legendre, sph_legendre, add_constant, times_constant,
     constant_over, branch, loop, accumulate
 };
 // clang-format on
@@ -46,7 +47,8 @@ inline const char* name(op o) {
         "max", "fmin", "fmax", "fma", "hypot3", "ldexp", "riemann_zeta", "sin_pi", "cos_pi", "sqrt1pm1", "expint", "lambert_w0",
         "lambert_wm1", "comp_ellint_1", "comp_ellint_2", "powm1", "beta", "hermite", "sph_bessel",
         "sph_neumann", "sinc", "ellint_1", "ellint_2", "fmod", "cyl_bessel_j", "cyl_neumann",
-        "cyl_bessel_i", "cyl_bessel_k", "add_constant", "times_constant", "constant_over",
+        "cyl_bessel_i", "cyl_bessel_k", "gegenbauer", "assoc_laguerre", "legendre", "laguerre",
+        "assoc_legendre", "sph_legendre", "add_constant", "times_constant", "constant_over",
         "branch", "loop", "accumulate"};
     // clang-format on
     return names[static_cast<int>(o)];
@@ -91,7 +93,8 @@ auto run(const program& p, const X& x, std::vector<int>* branches = nullptr) {
         nabla::comp_ellint_1, nabla::comp_ellint_2, nabla::powm1, nabla::beta, nabla::hermite,
         nabla::sph_bessel, nabla::sph_neumann, nabla::sinc, nabla::ellint_1, nabla::ellint_2,
         nabla::fmod, nabla::cyl_bessel_j, nabla::cyl_neumann, nabla::cyl_bessel_i,
-        nabla::cyl_bessel_k, nabla::riemann_zeta;
+        nabla::cyl_bessel_k, nabla::riemann_zeta, nabla::gegenbauer, nabla::assoc_laguerre,
+        nabla::legendre, nabla::laguerre, nabla::assoc_legendre, nabla::sph_legendre;
     using std::abs, std::acos, std::acosh, std::asin, std::asinh, std::atan, std::atan2, std::atanh,
         std::cbrt, std::cos, std::cosh, std::erf, std::erfc, std::exp, std::exp2, std::expm1,
         std::floor, std::fma, std::ldexp, std::fmax, std::fmin, std::hypot, std::lgamma, std::log,
@@ -245,6 +248,24 @@ auto run(const program& p, const X& x, std::vector<int>* branches = nullptr) {
             break;
         case op::cyl_bessel_k:
             r = cyl_bessel_k(1.0, a);
+            break;
+        case op::gegenbauer:
+            r = gegenbauer(4, 1.5, a);
+            break;
+        case op::assoc_laguerre:
+            r = assoc_laguerre(3, 0.5, a);
+            break;
+        case op::legendre:
+            r = legendre(5, a);
+            break;
+        case op::laguerre:
+            r = laguerre(4, a);
+            break;
+        case op::assoc_legendre:
+            r = assoc_legendre(4, 2, a);
+            break;
+        case op::sph_legendre:
+            r = sph_legendre(3, 1, a);
             break;
         case op::ellint_1:
             r = ellint_1(a, b);
@@ -567,6 +588,22 @@ private:
         case op::cyl_bessel_i:
         case op::cyl_bessel_k:
             ok = a > 0.3 && a < 8.0;
+            break;
+        case op::gegenbauer:
+        case op::legendre:
+            // (Where the polynomials stay below about 20.)
+            ok = std::abs(a) < 1.2;
+            break;
+        case op::assoc_laguerre:
+        case op::laguerre:
+            ok = std::abs(a) < 3.0;
+            break;
+        case op::assoc_legendre:
+            // (Inside (-1, 1), where (1 - x^2)^(m/2) is real.)
+            ok = std::abs(a) < 0.95;
+            break;
+        case op::sph_legendre:
+            ok = std::abs(a) < 10.0;
             break;
         case op::ellint_1:
         case op::ellint_2:

@@ -534,3 +534,44 @@ TEST_CASE("Hermite polynomials, spherical Bessel functions, sinc and elliptic in
     check_edge([](const auto& v) { return nabla::hermite(0, v); }, 3.0, 1.0, 0.0);
     check_edge([](const auto& v) { return nabla::hermite(2, v); }, 0.5, -1.0, 4.0);
 }
+
+TEST_CASE("the Legendre, Gegenbauer and Laguerre families at their edges", "[rules][conventions]") {
+    // P_l(1) = 1 and P_l'(1) = l (l + 1) / 2 exactly, P_l(-1) = (-1)^l: the derivative is
+    // C_(l-1)^(3/2), with no 0/0 at +-1.
+    check_edge([](const auto& v) { return nabla::legendre(3, v); }, 1.0, 1.0, 6.0);
+    check_edge([](const auto& v) { return nabla::legendre(3, v); }, -1.0, -1.0, 6.0);
+    // Beyond [-1, 1] the polynomial: P_2(2) = (3 * 4 - 1) / 2; L_n of a negative x too
+    // (libstdc++ throws there).
+    check_edge([](const auto& v) { return nabla::legendre(2, v); }, 2.0, 5.5, 6.0);
+    check_edge([](const auto& v) { return nabla::laguerre(2, v); }, -1.0, 3.5, -3.0);
+    CHECK_THROWS_AS(std::laguerre(2, -1.0), std::domain_error);
+    // A negative degree is the zero polynomial, which closes the derivatives at degree 0.
+    CHECK(nabla::gegenbauer(-1, 1.5, 0.3) == 0.0);
+    CHECK(nabla::assoc_laguerre(-2, 0.5, 0.3) == 0.0);
+    check_edge([](const auto& v) { return nabla::laguerre(0, v); }, 3.0, 1.0, 0.0);
+    check_edge([](const auto& v) { return nabla::laguerre(1, v); }, 3.0, -2.0, -1.0);
+    // assoc_legendre: order 0 is P_l, with its derivative at +-1 (the strong zero of the power
+    // 0); order 1 is sqrt(1 - x^2) P_l', whose derivative is -inf at 1 (P_l'(1) > 0); an even
+    // order is a polynomial with a finite derivative there; an order above the degree is 0.
+    check_edge([](const auto& v) { return nabla::assoc_legendre(3, 0, v); }, 1.0, 1.0, 6.0);
+    check_edge([](const auto& v) { return nabla::assoc_legendre(2, 1, v); }, 1.0, 0.0, -inf);
+    check_edge([](const auto& v) { return nabla::assoc_legendre(2, 2, v); }, 1.0, 0.0, -6.0);
+    check_edge([](const auto& v) { return nabla::assoc_legendre(2, 3, v); }, 0.5, 0.0, 0.0);
+    // Beyond [-1, 1]: NaN for an odd order ((1 - x^2)^(m/2) is not real), the formula for an
+    // even one (libstdc++: NaN for both).
+    CHECK(std::isnan(nabla::assoc_legendre(3, 1, 1.5)));
+    CHECK(nabla::assoc_legendre(2, 2, 1.5) == Approx(3.0 * (1.0 - 1.5 * 1.5)).epsilon(1e-15));
+    CHECK_THROWS_AS(nabla::assoc_legendre(3, -1, 0.5), std::domain_error);
+    CHECK_THROWS_AS(nabla::sph_legendre(3, -1, 0.5), std::domain_error);
+    // sph_legendre: Y_l^0(0) = sqrt((2l + 1) / (4 pi)), Y_l^m(0) = 0 for m >= 1 with a finite
+    // slope (sin(theta)^m, analytic through the pole: Y_l^m(-theta) = (-1)^m Y_l^m(theta)).
+    const auto y31 = [](const auto& v) { return nabla::sph_legendre(3, 1, v); };
+    CHECK(nabla::sph_legendre(3, 0, 0.0) == Approx(std::sqrt(7.0 / (4.0 * std::numbers::pi))));
+    CHECK(nabla::sph_legendre(3, 1, 0.0) == 0.0);
+    const double slope = nabla::grad(y31, 0.0)[0];
+    CHECK(std::isfinite(slope));
+    CHECK(slope == Approx(nabla::grad(y31, 1e-7)[0]).epsilon(1e-6));
+    CHECK(nabla::sph_legendre(3, 1, -0.4) ==
+          Approx(-nabla::sph_legendre(3, 1, 0.4)).epsilon(1e-15));
+    CHECK(nabla::sph_legendre(3, 2, 0.4) == Approx(std::sph_legendre(3, 2, 0.4)).epsilon(1e-14));
+}

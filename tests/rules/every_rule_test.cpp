@@ -121,6 +121,20 @@ struct last_fixed {
     }
 };
 
+// A rule of three operands with the first two fixed to the integer C and the number Half / 2
+// (gegenbauer(3, 1.5, x)).
+template <class Rule, int C, int Half>
+struct two_fixed {
+    template <class X>
+    static constexpr auto value(const X& x) {
+        return Rule::value(C, Half / 2.0, x);
+    }
+    template <std::size_t I, class Y, class X>
+    static constexpr auto partial(const Y& y, const X& x) {
+        return Rule::template partial<I + 2>(y, C, Half / 2.0, x);
+    }
+};
+
 }  // namespace
 
 TEST_CASE("every listed function of one operand reaches its rule in every mode", "[rules]") {
@@ -145,6 +159,15 @@ TEST_CASE("every listed function of an integer index reaches its rule in every m
         #function "(2, x)", [](const auto& x) { return function(2, x); }, 0.3);
     NABLA_INDEXED_FUNCTIONS(NABLA_CHECK_INDEXED)
 #undef NABLA_CHECK_INDEXED
+}
+
+TEST_CASE("every listed function of a degree and a parameter reaches its rule in every mode",
+          "[rules]") {
+#define NABLA_CHECK_PARAMETRIC(function, rule)                                                     \
+    check_unary<two_fixed<nabla::rules::rule, 3, 3>>(                                              \
+        #function "(3, 1.5, x)", [](const auto& x) { return function(3, 1.5, x); }, 0.3);
+    NABLA_PARAMETRIC_FUNCTIONS(NABLA_CHECK_PARAMETRIC)
+#undef NABLA_CHECK_PARAMETRIC
 }
 
 TEST_CASE("the functions each mode binds by hand reach their rules in every mode", "[rules]") {

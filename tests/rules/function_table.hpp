@@ -22,7 +22,8 @@ void for_each_rule_function(Check check) {
         nabla::comp_ellint_2, nabla::powm1, nabla::beta, nabla::hermite, nabla::sph_bessel,
         nabla::sph_neumann, nabla::sinc, nabla::ellint_1, nabla::ellint_2, nabla::fmod,
         nabla::cyl_bessel_j, nabla::cyl_neumann, nabla::cyl_bessel_i, nabla::cyl_bessel_k,
-        nabla::riemann_zeta, nabla::zeta_derivative;
+        nabla::riemann_zeta, nabla::zeta_derivative, nabla::gegenbauer, nabla::assoc_laguerre,
+        nabla::legendre, nabla::laguerre, nabla::assoc_legendre, nabla::sph_legendre;
     using std::abs, std::acos, std::acosh, std::asin, std::asinh, std::atan, std::atan2, std::atanh,
         std::cbrt, std::ceil, std::cos, std::cosh, std::erf, std::erfc, std::exp, std::exp2,
         std::expm1, std::floor, std::fma, std::fmax, std::fmin, std::hypot, std::lgamma, std::log,
@@ -113,6 +114,24 @@ void for_each_rule_function(Check check) {
     });
     check.template operator()<1>("sph_neumann", [](const auto& p, auto x, auto, auto) {
         return sph_neumann(static_cast<int>(p[0]), x);
+    });
+    check.template operator()<1>("gegenbauer", [](const auto& p, auto x, auto, auto) {
+        return gegenbauer(static_cast<int>(p[0]), p[1], x);
+    });
+    check.template operator()<1>("assoc_laguerre", [](const auto& p, auto x, auto, auto) {
+        return assoc_laguerre(static_cast<int>(p[0]), p[1], x);
+    });
+    check.template operator()<1>("legendre", [](const auto& p, auto x, auto, auto) {
+        return legendre(static_cast<int>(p[0]), x);
+    });
+    check.template operator()<1>("laguerre", [](const auto& p, auto x, auto, auto) {
+        return laguerre(static_cast<int>(p[0]), x);
+    });
+    check.template operator()<1>("assoc_legendre", [](const auto& p, auto x, auto, auto) {
+        return assoc_legendre(static_cast<int>(p[0]), static_cast<int>(p[1]), x);
+    });
+    check.template operator()<1>("sph_legendre", [](const auto& p, auto x, auto, auto) {
+        return sph_legendre(static_cast<int>(p[0]), static_cast<int>(p[1]), x);
     });
     check.template operator()<1>("cyl_bessel_j", [](const auto& p, auto x, auto, auto) {
         return cyl_bessel_j(static_cast<double>(p[0]), x);

@@ -902,40 +902,56 @@ hypot(const basic_var_array<T>& a, const basic_var_array<T>& b, const basic_var_
     return detail::elementwise<rules::hypot3_rule, T>(a, b, c);
 }
 
+namespace detail {
+// f(c..., x) element by element for constants c (an index, a parameter), differentiable in x.
+template <class Rule, class T, class... C>
+basic_var_array<T> elementwise_last(const basic_var_array<T>& x, const C&... c) {
+    const std::size_t size = x.size();
+    const T* const v = var_array_access::data(x);
+    tape<T>* const on =
+        tape_for<T>({{var_array_access::first(x), var_array_access::generation(x)}});
+    std::shared_ptr<T[]> values = take_buffer<T>(size);
+    std::shared_ptr<T[]> partials = on != nullptr ? take_buffer<T>(size) : nullptr;
+    for (std::size_t i = 0; i < size; ++i) {
+        values[i] = rules::value_on<Rule>(c..., v[i]);
+        if (partials)
+            partials[i] =
+                to_number<T>(rules::partial_on<Rule, sizeof...(C)>(values[i], c..., v[i]));
+    }
+    if (on == nullptr || size == 0)
+        return var_array_access::make<T>(std::move(values), size, 0, 0);
+    const tape_index first = tape_access::add_variables(*on, size);
+    tape_access::add_array_operation(
+        *on, first, static_cast<tape_index>(size),
+        [first, size, operand = var_array_access::first(x),
+         partials = std::shared_ptr<const T[]>(std::move(partials))](T* adjoints) {
+            const T* const d = partials.get();
+            pull_back<true>(adjoints, first, operand, size,
+                            [d]<class L>(std::size_t j) { return load<L>(d + j); });
+        });
+    return var_array_access::make<T>(std::move(values), size, first, on->generation());
+}
+}  // namespace detail
+
 // f(n, x) element by element for a constant index n, an integer or a real order (not
 // differentiable): polygamma, hermite, cyl_bessel_j, ...; and digamma.
 #define NABLA_VAR_ARRAY_INDEXED(function, rule)                                                    \
     template <class T, class I>                                                                    \
     requires rules::index_argument<rules::rule, I> basic_var_array<T> function(                    \
         I index, const basic_var_array<T>& x) {                                                    \
-        using namespace detail;                                                                    \
-        const auto n = rules::index_cast<rules::rule, T>(index);                                   \
-        const std::size_t size = x.size();                                                         \
-        const T* const v = var_array_access::data(x);                                              \
-        tape<T>* const on =                                                                        \
-            tape_for<T>({{var_array_access::first(x), var_array_access::generation(x)}});          \
-        std::shared_ptr<T[]> values = take_buffer<T>(size);                                        \
-        std::shared_ptr<T[]> partials = on != nullptr ? take_buffer<T>(size) : nullptr;            \
-        for (std::size_t i = 0; i < size; ++i) {                                                   \
-            values[i] = rules::value_on<rules::rule>(n, v[i]);                                     \
-            if (partials)                                                                          \
-                partials[i] = to_number<T>(rules::partial_on<rules::rule, 1>(values[i], n, v[i])); \
-        }                                                                                          \
-        if (on == nullptr || size == 0)                                                            \
-            return var_array_access::make<T>(std::move(values), size, 0, 0);                       \
-        const tape_index first = tape_access::add_variables(*on, size);                            \
-        tape_access::add_array_operation(                                                          \
-            *on, first, static_cast<tape_index>(size),                                             \
-            [first, size, operand = var_array_access::first(x),                                    \
-             partials = std::shared_ptr<const T[]>(std::move(partials))](T* adjoints) {            \
-                const T* const d = partials.get();                                                 \
-                pull_back<true>(adjoints, first, operand, size,                                    \
-                                [d]<class L>(std::size_t j) { return load<L>(d + j); });           \
-            });                                                                                    \
-        return var_array_access::make<T>(std::move(values), size, first, on->generation());        \
+        return detail::elementwise_last<rules::rule>(x, rules::index_cast<rules::rule, T>(index)); \
     }
 NABLA_INDEXED_FUNCTIONS(NABLA_VAR_ARRAY_INDEXED)
 #undef NABLA_VAR_ARRAY_INDEXED
+// f(n, a, x) element by element for a constant integer degree n and a constant parameter a.
+#define NABLA_VAR_ARRAY_PARAMETRIC(function, rule)                                                 \
+    template <class T, class I, class A>                                                           \
+    requires(std::is_integral_v<I> && std::is_arithmetic_v<A>) basic_var_array<T> function(        \
+        I n, A a, const basic_var_array<T>& x) {                                                   \
+        return detail::elementwise_last<rules::rule>(x, static_cast<int>(n), T(a));                \
+    }
+NABLA_PARAMETRIC_FUNCTIONS(NABLA_VAR_ARRAY_PARAMETRIC)
+#undef NABLA_VAR_ARRAY_PARAMETRIC
 template <class T>
 basic_var_array<T> digamma(const basic_var_array<T>& x) {
     return polygamma(0, x);

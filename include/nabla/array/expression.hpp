@@ -379,6 +379,16 @@ constexpr auto digamma(const array_expression<Body>& x) {
     }
 NABLA_INDEXED_FUNCTIONS(NABLA_ARRAY_INDEXED)
 #undef NABLA_ARRAY_INDEXED
+// f(n, a, x) of a constant integer degree n and a constant parameter a: gegenbauer,
+// assoc_laguerre.
+#define NABLA_ARRAY_PARAMETRIC(function, rule)                                                     \
+    template <class N, class A, class Body>                                                        \
+    requires((std::is_integral_v<N> || is_literal_v<N>)&&std::is_arithmetic_v<A>) constexpr auto   \
+    function(const N& n, const A& a, const array_expression<Body>& x) {                            \
+        return detail::make_array(function(n, a, x.body));                                         \
+    }
+NABLA_PARAMETRIC_FUNCTIONS(NABLA_ARRAY_PARAMETRIC)
+#undef NABLA_ARRAY_PARAMETRIC
 
 template <class A, class B, class C>
 requires(detail::ArrayOperand<A>&& detail::ArrayOperand<B>&& detail::ArrayOperand<C> &&

@@ -3,6 +3,10 @@
 // argument-dependent lookup, so `sin(x)` and `using std::sin; sin(x)` both work on expressions.
 // Called with plain numbers they compute the number; called with anything else they say so.
 
+#include <cmath>
+#include <numbers>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 
 #include "../rules/functions.hpp"
@@ -108,6 +112,31 @@ requires(sizeof...(Args) == 3 && !(Operand<Args> && ...)) constexpr void hypot(c
     }
 NABLA_INDEXED_FUNCTIONS(NABLA_INDEXED_FUNCTION)
 
+// f(n, a, x) of a constant integer degree n and a constant real parameter a (gegenbauer,
+// assoc_laguerre).
+#define NABLA_PARAMETRIC_FUNCTION(function, rule)                                                  \
+    template <Operand N, Operand A, Operand X>                                                     \
+    constexpr auto function(const N& n, const A& a, const X& x) {                                  \
+        using degree = detail::graph_t<std::remove_cvref_t<decltype(detail::wrap(n))>>;            \
+        using parameter = detail::graph_t<std::remove_cvref_t<decltype(detail::wrap(a))>>;         \
+        static_assert(!detail::depends_on_any<degree> && detail::info<degree>::integer_valued,     \
+                      "nabla::" #function "(n, a, x): the degree n must be a constant integer "    \
+                      "(an int or nabla::literal<N>), not a floating-point number or an "          \
+                      "expression of the variables.");                                             \
+        static_assert(!detail::depends_on_any<parameter>,                                          \
+                      "nabla::" #function "(n, a, x): the parameter a must be a constant (a "      \
+                      "number), not an expression of the variables: nabla differentiates in x "    \
+                      "only.");                                                                    \
+        if constexpr (Number<N> && Number<A> && Number<X>) {                                       \
+            return rules::rule::value(n, a, x);                                                    \
+        } else {                                                                                   \
+            return detail::combine(                                                                \
+                [](auto p, auto q, auto r) { return detail::make_node<rules::rule>(p, q, r); },    \
+                detail::wrap(n), detail::wrap(a), detail::wrap(x));                                \
+        }                                                                                          \
+    }
+NABLA_PARAMETRIC_FUNCTIONS(NABLA_PARAMETRIC_FUNCTION)
+
 // ldexp(x, n) = x 2^n for a constant integer n (an int or nabla::literal<N>).
 template <Operand X, Operand N>
 constexpr auto ldexp(const X& x, const N& n) {
@@ -144,10 +173,78 @@ constexpr auto digamma(const X& x) {
         return polygamma(literal<0>{}, x);
 }
 
+// The Legendre and Laguerre families in every mode, as compositions of the Gegenbauer and
+// associated Laguerre polynomials, whose derivatives stay in their families (no 0/0 at x = +-1):
+//   legendre(l, x) = P_l(x) = C_l^(1/2)(x),   laguerre(n, x) = L_n(x) = L_n^(0)(x),
+//   assoc_legendre(l, m, x) = (1 - x^2)^(m/2) d^m P_l / dx^m
+//                           = (1 - x^2)^(m/2) (2m - 1)!! C_(l-m)^(m+1/2)(x)   (no Condon-Shortley
+//   phase, as std::assoc_legendre), and
+//   sph_legendre(l, m, theta) = (-1)^m sqrt((2l + 1) / (4 pi) (l - m)! / (l + m)!) P_l^m(cos theta)
+//   with sin(theta)^m for (1 - cos^2 theta)^(m/2), analytic through the poles.
+// Degrees and orders are constant integers (an int or nabla::literal<N>); a negative order m is
+// a std::domain_error.
+namespace detail {
+template <class N>
+concept DegreeArgument = std::is_integral_v<N> || is_literal_v<N>;
+template <class N>
+constexpr int degree_of(const N& n) {
+    if constexpr (is_literal_v<N>)
+        return static_cast<int>(N::value);
+    else
+        return static_cast<int>(n);
+}
+constexpr int legendre_order(int m, const char* function) {
+    if (m < 0)
+        throw std::domain_error(std::string("nabla::") + function +
+                                "(l, m, x): the order m must not be negative");
+    return m;
+}
+}  // namespace detail
+
+template <detail::DegreeArgument N, class X>
+constexpr auto legendre(const N& l, const X& x) {
+    return gegenbauer(detail::degree_of(l), 0.5, x);
+}
+template <detail::DegreeArgument N, class X>
+constexpr auto laguerre(const N& n, const X& x) {
+    return assoc_laguerre(detail::degree_of(n), 0.0, x);
+}
+template <detail::DegreeArgument L, detail::DegreeArgument M, class X>
+constexpr auto assoc_legendre(const L& l, const M& m, const X& x) {
+    using std::pow;
+    const int order = detail::legendre_order(detail::degree_of(m), "assoc_legendre");
+    double double_factorial = 1.0;
+    for (int j = 1; j <= order; ++j)
+        double_factorial *= 2 * j - 1;
+    return pow(1 - x * x, 0.5 * order) *
+           (double_factorial * gegenbauer(detail::degree_of(l) - order, order + 0.5, x));
+}
+template <detail::DegreeArgument L, detail::DegreeArgument M, class X>
+constexpr auto sph_legendre(const L& l, const M& m, const X& theta) {
+    using std::cos;
+    using std::pow;
+    using std::sin;
+    const int degree = detail::degree_of(l);
+    const int order = detail::legendre_order(detail::degree_of(m), "sph_legendre");
+    // The normalisation times (2m - 1)!!, squared: (2l + 1) / (4 pi) times a product of factors
+    // (2j - 1)^2 / ((l - m + 2j - 1)(l - m + 2j)) of about 1, which neither overflows nor
+    // underflows where the factorials would.
+    double square = 0.0;
+    if (order <= degree) {
+        square = (2 * degree + 1) / (4 * std::numbers::pi);
+        for (int j = 1; j <= order; ++j)
+            square *= double(2 * j - 1) / (degree - order + 2 * j - 1) *
+                      (double(2 * j - 1) / (degree - order + 2 * j));
+    }
+    const double factor = (order % 2 == 0 ? 1.0 : -1.0) * std::sqrt(square);
+    return factor * pow(sin(theta), order) * gegenbauer(degree - order, order + 0.5, cos(theta));
+}
+
 #undef NABLA_UNARY_FUNCTION
 #undef NABLA_BINARY_FUNCTION
 #undef NABLA_BINARY_RULE
 #undef NABLA_INDEXED_FUNCTION
+#undef NABLA_PARAMETRIC_FUNCTION
 #undef NABLA_UNSUPPORTED_ARGUMENT
 
 }  // namespace nabla

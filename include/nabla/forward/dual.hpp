@@ -22,6 +22,7 @@
 #include <limits>
 #include <ostream>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -220,10 +221,11 @@ NABLA_ALWAYS_INLINE constexpr dual<T, N, S> apply_left(const dual<T, N, S>& a, c
     return r;
 }
 
-template <class Rule, class T, std::size_t N, bool S, class U>
-NABLA_ALWAYS_INLINE constexpr dual<T, N, S> apply_right(const U& a, const dual<T, N, S>& b) {
-    const T y = Rule::value(a, b.value);
-    const T pb = to_number<T>(Rule::template partial<1>(y, a, b.value));
+// The last operand a dual number, those before it constants.
+template <class Rule, class T, std::size_t N, bool S, class... U>
+NABLA_ALWAYS_INLINE constexpr dual<T, N, S> apply_last(const dual<T, N, S>& b, const U&... a) {
+    const T y = Rule::value(a..., b.value);
+    const T pb = to_number<T>(Rule::template partial<sizeof...(U)>(y, a..., b.value));
     dual<T, N, S> r(y);
     if constexpr (strong_zero_rule<Rule>)
         guarded_scale<strong_product<T>>(r, pb, b);
@@ -237,6 +239,10 @@ NABLA_ALWAYS_INLINE constexpr dual<T, N, S> apply_right(const U& a, const dual<T
             r.tangent[i] = pb * b.tangent[i];
     }
     return r;
+}
+template <class Rule, class T, std::size_t N, bool S, class U>
+NABLA_ALWAYS_INLINE constexpr dual<T, N, S> apply_right(const U& a, const dual<T, N, S>& b) {
+    return apply_last<Rule>(b, a);
 }
 
 template <class Rule, class T, std::size_t N, bool S>
@@ -489,6 +495,38 @@ hypot(const dual<T, N, S>& a, const dual<T, N, S>& b, const dual<T, N, S>& c) {
     }
 NABLA_INDEXED_FUNCTIONS(NABLA_DUAL_INDEXED)
 #undef NABLA_DUAL_INDEXED
+
+// f(n, a, x) of a constant degree n and a constant parameter a; either as a dual (a static
+// expression evaluated on duals holds them so) must be a constant.
+namespace detail {
+template <class C>
+constexpr auto constant_argument(const C& c, const char* function) {
+    if constexpr (is_dual_v<C>) {
+        for (std::size_t i = 0; i < directions(c); ++i)
+            if (!(tangent_at(c, i) == std::remove_cvref_t<decltype(tangent_at(c, i))>(0)))
+                throw std::domain_error(std::string("nabla::") + function +
+                                        "(n, a, x): the degree n or the parameter a has a "
+                                        "derivative; nabla differentiates in x only");
+        return primal(c);
+    } else {
+        return c;
+    }
+}
+template <class C, class T, std::size_t N, bool S>
+concept ConstantArgumentFor =
+    std::is_arithmetic_v<C> || std::is_same_v<std::remove_cvref_t<C>, dual<T, N, S>>;
+}  // namespace detail
+#define NABLA_DUAL_PARAMETRIC(function, rule)                                                      \
+    template <class T, std::size_t N, bool S, class I, class A>                                    \
+    requires detail::ConstantArgumentFor<I, T, N, S> && detail::ConstantArgumentFor<A, T, N, S>    \
+    constexpr dual<T, N, S> function(const I& n, const A& a, const dual<T, N, S>& x) {             \
+        using P = detail::primal_type_t<T>;                                                        \
+        return detail::apply_last<rules::rule>(                                                    \
+            x, static_cast<int>(detail::constant_argument(n, #function)),                          \
+            static_cast<P>(detail::constant_argument(a, #function)));                              \
+    }
+NABLA_PARAMETRIC_FUNCTIONS(NABLA_DUAL_PARAMETRIC)
+#undef NABLA_DUAL_PARAMETRIC
 
 template <class T, std::size_t N, bool S>
 constexpr dual<T, N, S> digamma(const dual<T, N, S>& x) {

@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <limits>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 
 #include "../concepts.hpp"
@@ -333,6 +334,38 @@ constexpr taylor<T, K> hypot(const taylor<T, K>& a, const taylor<T, K>& b, const
     }
 NABLA_INDEXED_FUNCTIONS(NABLA_TAYLOR_INDEXED)
 #undef NABLA_TAYLOR_INDEXED
+// f(n, a, x) of a constant degree n and a constant parameter a (either as a series is read from
+// its value, and must be a constant).
+namespace detail {
+template <class C>
+constexpr auto constant_coefficient(const C& c, const char* function) {
+    if constexpr (is_taylor_v<C>) {
+        for (std::size_t k = 1; k < c.c.size(); ++k)
+            if (!(c.c[k] == std::remove_cvref_t<decltype(c.c[k])>(0)))
+                throw std::domain_error(std::string("nabla::") + function +
+                                        "(n, a, x): the degree n or the parameter a varies "
+                                        "along the series; nabla differentiates in x only");
+        return primal(c.c[0]);
+    } else {
+        return c;
+    }
+}
+template <class C, class T, std::size_t K>
+concept ConstantCoefficientFor =
+    std::is_arithmetic_v<C> || std::is_same_v<std::remove_cvref_t<C>, taylor<T, K>>;
+}  // namespace detail
+#define NABLA_TAYLOR_PARAMETRIC(function, rule)                                                    \
+    template <class T, std::size_t K, class I, class A>                                            \
+    requires detail::ConstantCoefficientFor<I, T, K> && detail::ConstantCoefficientFor<A, T, K>    \
+    constexpr taylor<T, K> function(const I& n, const A& a, const taylor<T, K>& u) {               \
+        using P = detail::primal_type_t<T>;                                                        \
+        return detail::series_of<rules::rule, T, K>(                                               \
+            static_cast<int>(detail::constant_coefficient(n, #function)),                          \
+            static_cast<P>(detail::constant_coefficient(a, #function)), u);                        \
+    }
+NABLA_PARAMETRIC_FUNCTIONS(NABLA_TAYLOR_PARAMETRIC)
+#undef NABLA_TAYLOR_PARAMETRIC
+
 template <class T, std::size_t K>
 constexpr taylor<T, K> digamma(const taylor<T, K>& u) {
     return polygamma(0, u);

@@ -176,8 +176,11 @@ template <class Rule, class A, class B, class C>
 NABLA_ALWAYS_INLINE constexpr auto make_ternary(A&& a, B&& b, C&& c) {
     using T = active_value_t<
         std::conditional_t<ActiveOperand<A>, A, std::conditional_t<ActiveOperand<B>, B, C>>>;
-    using N = active_node<Rule, T, held_t<T, A>, held_t<T, B>, held_t<T, C>>;
-    return N(hold<T>(std::forward<A>(a)), hold<T>(std::forward<B>(b)), hold<T>(std::forward<C>(c)));
+    using N = active_node<Rule, T, held_by_rule_t<Rule, T, A>, held_by_rule_t<Rule, T, B>,
+                          held_by_rule_t<Rule, T, C>>;
+    return N(hold<T, A, integer_operands<Rule>>(std::forward<A>(a)),
+             hold<T, B, integer_operands<Rule>>(std::forward<B>(b)),
+             hold<T, C, integer_operands<Rule>>(std::forward<C>(c)));
 }
 }  // namespace detail
 template <class A, class B, class C>
@@ -192,6 +195,25 @@ requires(detail::ActiveOperand<A> || detail::ActiveOperand<B> ||
     return detail::make_ternary<rules::hypot3_rule>(std::forward<A>(a), std::forward<B>(b),
                                                     std::forward<C>(c));
 }
+
+// f(n, a, x) of a constant integer degree n and a constant parameter a. An active degree or
+// parameter is a compile-time error: nabla has no derivative in them.
+#define NABLA_ACTIVE_PARAMETRIC(function, rule)                                                    \
+    template <class I, class A, detail::ActiveOperand X>                                           \
+    requires std::is_integral_v<std::remove_cvref_t<I>> &&                                         \
+        std::is_arithmetic_v<std::remove_cvref_t<A>>                                               \
+            NABLA_ALWAYS_INLINE constexpr auto function(I n, A a, X&& x) {                         \
+        return detail::make_ternary<rules::rule>(n, a, std::forward<X>(x));                        \
+    }                                                                                              \
+    template <class I, class A, class X>                                                           \
+    requires(detail::ActiveOperand<I> || detail::ActiveOperand<A>) auto function(I&&, A&&, X&&) {  \
+        static_assert(sizeof(I) == 0,                                                              \
+                      "nabla::" #function "(n, a, x): the degree n and the parameter a must be "   \
+                      "constants (an integer and a number), not variables on the tape: nabla "     \
+                      "differentiates in x only.");                                                \
+    }
+NABLA_PARAMETRIC_FUNCTIONS(NABLA_ACTIVE_PARAMETRIC)
+#undef NABLA_ACTIVE_PARAMETRIC
 
 // ldexp(x, n) = x 2^n for a constant integer n; frexp(x, e) = ldexp(x, -e) with e the exponent
 // of x's value.

@@ -89,3 +89,9 @@
     X(cyl_bessel_i, cyl_bessel_i_rule)                                                             \
     X(cyl_bessel_k, cyl_bessel_k_rule)                                                             \
     X(zeta_derivative, zeta_derivative_rule)
+
+// X(function, rule) for the functions f(n, a, x) of a constant integer degree n and a constant
+// real parameter a, differentiable in x (the Gegenbauer and associated Laguerre polynomials).
+#define NABLA_PARAMETRIC_FUNCTIONS(X)                                                              \
+    X(gegenbauer, gegenbauer_rule)                                                                 \
+    X(assoc_laguerre, assoc_laguerre_rule)

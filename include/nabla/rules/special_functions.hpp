@@ -1,13 +1,13 @@
 #pragma once
 // Special functions of physics and their relatives: sin_pi and cos_pi, sqrt1pm1 and powm1, the
 // exponential integral Ei, the two real branches of Lambert W, the beta function, the complete
-// and incomplete elliptic integrals of the first and second kind, the Hermite polynomials, the
-// spherical Bessel functions, sinc and fmod. Values come from the C++17 special functions of the
-// standard library where they are accurate (NaN outside their domains, where libstdc++ throws);
-// the incomplete elliptic integrals from Carlson's integrals and the spherical Bessel functions
-// near 0 and far out from their series are computed here, as is Lambert W (Halley's iteration),
-// since Boost.Math's header alone takes over a second to compile. Edge conventions are in
-// docs/conventions.md.
+// and incomplete elliptic integrals of the first and second kind, the Hermite, Gegenbauer and
+// associated Laguerre polynomials, the spherical Bessel functions, sinc and fmod. Values come from
+// the C++17 special functions of the standard library where they are accurate (NaN outside their
+// domains, where libstdc++ throws); the incomplete elliptic integrals from Carlson's integrals and
+// the spherical Bessel functions near 0 and far out from their series are computed here, as is
+// Lambert W (Halley's iteration), since Boost.Math's header alone takes over a second to compile.
+// Edge conventions are in docs/conventions.md.
 
 #include <algorithm>
 #include <array>
@@ -416,6 +416,50 @@ requires(std::is_arithmetic_v<N>&& std::is_arithmetic_v<X>) auto hermite(const N
     const int index = detail::index_of(n);
     return index < 0 ? T(0) : static_cast<T>(std::hermite(static_cast<unsigned>(index), T(x)));
 }
+// The Gegenbauer (ultraspherical) polynomials C_n^(a)(x) and the associated Laguerre
+// polynomials L_n^(a)(x) of a real parameter a, from their three-term recurrences in n (as
+// libstdc++ computes std::assoc_laguerre), for every real x: C_n^(1/2) = P_n, the Legendre
+// polynomial; L_n^(0) = L_n. Both are 0 for n < 0, which closes their derivatives
+// C_n^(a)' = 2a C_(n-1)^(a+1) and L_n^(a)' = -L_(n-1)^(a+1) at n = 0.
+template <Number N, Number A, Number X>
+requires(std::is_arithmetic_v<N>&& std::is_arithmetic_v<A>&&
+             std::is_arithmetic_v<X>) auto gegenbauer(const N& n, const A& a, const X& x_in) {
+    using T = std::common_type_t<detail::real_t<A>, detail::real_t<X>>;
+    const int degree = detail::index_of(n);
+    const T lambda = T(a), x = T(x_in);
+    if (degree < 0)
+        return T(0);
+    T previous = T(1), current = T(2) * lambda * x;
+    if (degree == 0)
+        return previous;
+    for (int k = 2; k <= degree; ++k) {
+        const T next = (T(2) * x * (T(k) + lambda - T(1)) * current -
+                        (T(k) + T(2) * lambda - T(2)) * previous) /
+                       T(k);
+        previous = current;
+        current = next;
+    }
+    return current;
+}
+template <Number N, Number A, Number X>
+requires(std::is_arithmetic_v<N>&& std::is_arithmetic_v<A>&&
+             std::is_arithmetic_v<X>) auto assoc_laguerre(const N& n, const A& a, const X& x_in) {
+    using T = std::common_type_t<detail::real_t<A>, detail::real_t<X>>;
+    const int degree = detail::index_of(n);
+    const T alpha = T(a), x = T(x_in);
+    if (degree < 0)
+        return T(0);
+    T previous = T(1), current = T(1) + alpha - x;
+    if (degree == 0)
+        return previous;
+    for (int k = 2; k <= degree; ++k) {
+        const T next =
+            ((T(2 * k - 1) + alpha - x) * current - (T(k - 1) + alpha) * previous) / T(k);
+        previous = current;
+        current = next;
+    }
+    return current;
+}
 template <Number N, Number X>
 requires(std::is_arithmetic_v<N>&& std::is_arithmetic_v<X>) auto sph_bessel(const N& n,
                                                                             const X& x) {
@@ -766,6 +810,48 @@ struct spherical_function {
 struct sph_bessel_rule : spherical_function<false> {};
 struct sph_neumann_rule : spherical_function<true> {};
 
+// f(n, a, x) of a constant integer degree n and a constant real parameter a, differentiable in x:
+// C_n^(a)' = 2a C_(n-1)^(a+1) and L_n^(a)' = -L_(n-1)^(a+1), polynomials of the same family,
+// so that derivatives of every order and the Taylor series (by integrating the derivative's) stay
+// exact.
+template <bool Laguerre>
+struct parametric_polynomial {
+    static constexpr const char* name = Laguerre ? "assoc_laguerre" : "gegenbauer";
+    static constexpr std::size_t arity = 3;
+    template <class N, class A, class X>
+    static constexpr auto value(const N& n, const A& a, const X& x) {
+        if constexpr (Laguerre)
+            return assoc_laguerre(n, a, x);
+        else
+            return gegenbauer(n, a, x);
+    }
+    template <std::size_t I, class Y, class N, class A, class X>
+    static constexpr auto partial(const Y&, const N& n, const A& a, const X& x) {
+        static_assert(I == 2, "nabla: the degree n and the parameter a of gegenbauer(n, a, x) and "
+                              "assoc_laguerre(n, a, x) are constants and have no derivative");
+        if constexpr (Laguerre)
+            return -assoc_laguerre(n - one, a + one, x);
+        else
+            return two * a * gegenbauer(n - one, a + one, x);
+    }
+    template <class T, std::size_t K, class A>
+    static constexpr std::array<T, K + 1> series(int n, const A& a, const std::array<T, K + 1>& u) {
+        const T y = value(n, a, u[0]);
+        if constexpr (K == 0) {
+            return {y};
+        } else {
+            auto derivative = parametric_polynomial::series<T, K - 1>(n - 1, a + A(1),
+                                                                      series::truncate<K - 1>(u));
+            const T factor = Laguerre ? T(-1) : T(2 * a);
+            for (auto& c : derivative)
+                c *= factor;
+            return series::integrate(y, u, derivative);
+        }
+    }
+};
+struct gegenbauer_rule : parametric_polynomial<false> {};
+struct assoc_laguerre_rule : parametric_polynomial<true> {};
+
 // sinc(x) = sin(x) / x = j_0(x): sinc' = -j_1(x), which is exact at 0 where
 // (x cos x - sin x) / x^2 divides 0 by 0.
 struct sinc_rule {
@@ -804,6 +890,8 @@ NABLA_LANE_BY_LANE(sinc_rule)
 NABLA_LANE_BY_LANE(hermite_rule)
 NABLA_LANE_BY_LANE(sph_bessel_rule)
 NABLA_LANE_BY_LANE(sph_neumann_rule)
+NABLA_LANE_BY_LANE(gegenbauer_rule)
+NABLA_LANE_BY_LANE(assoc_laguerre_rule)
 template <>
 inline constexpr bool native_value_on_lanes<expint_rule> = false;
 // (exp on lanes must not see beyond 700: rules/rule.hpp.)

@@ -271,6 +271,11 @@ inline constexpr bool integer_operands<rules::ldexp_rule> = true;
     inline constexpr bool integer_operands<rules::rule> = !rules::real_order<rules::rule>;
 NABLA_INDEXED_FUNCTIONS(NABLA_INTEGER_INDEX)
 #undef NABLA_INTEGER_INDEX
+#define NABLA_INTEGER_DEGREE(function, rule)                                                       \
+    template <>                                                                                    \
+    inline constexpr bool integer_operands<rules::rule> = true;
+NABLA_PARAMETRIC_FUNCTIONS(NABLA_INTEGER_DEGREE)
+#undef NABLA_INTEGER_DEGREE
 
 template <class T, class E, bool KeepIntegers = false>
 NABLA_ALWAYS_INLINE constexpr decltype(auto) hold(E&& e) {
