@@ -165,8 +165,8 @@ done
 
 # The sanitizer stage: directory, compiler, compiler id, sanitizers, optimization level, program
 # targets, test suites (lists separated by commas), MPI (enabled or disabled). nabla/mpi.hpp's
-# tests stay out: under AddressSanitizer they cost the stage 110 s of compiling, time .ci/run cannot spare (they
-# pass there, with LeakSanitizer off for Open MPI's own allocations).
+# tests stay out: under AddressSanitizer they cost the stage 110 s of compiling, time .ci/run
+# cannot spare (they pass there, with LeakSanitizer off for Open MPI's own allocations).
 sanitizer_builds=(
     "build-asan clang++ clang address,undefined 0 unit_tests,fuzz_tests unit,fuzz disabled"
     "build-tsan g++ gcc thread 1 thread_tests threads disabled"

@@ -555,8 +555,16 @@ TEST_CASE("the Legendre, Gegenbauer and Laguerre families at their edges", "[rul
     // order is a polynomial with a finite derivative there; an order above the degree is 0.
     check_edge([](const auto& v) { return nabla::assoc_legendre(3, 0, v); }, 1.0, 1.0, 6.0);
     check_edge([](const auto& v) { return nabla::assoc_legendre(2, 1, v); }, 1.0, 0.0, -inf);
+    check_edge([](const auto& v) { return nabla::assoc_legendre(2, 1, v); }, -1.0, 0.0, -inf);
+    check_edge([](const auto& v) { return nabla::assoc_legendre(3, 1, v); }, -1.0, 0.0, inf);
     check_edge([](const auto& v) { return nabla::assoc_legendre(2, 2, v); }, 1.0, 0.0, -6.0);
+    check_edge([](const auto& v) { return nabla::assoc_legendre(3, 3, v); }, 1.0, 0.0, 0.0);
     check_edge([](const auto& v) { return nabla::assoc_legendre(2, 3, v); }, 0.5, 0.0, 0.0);
+    check_edge([](const auto& v) { return nabla::assoc_legendre(0, 1, v); }, 1.0, 0.0, 0.0);
+    CHECK(nabla::assoc_legendre(2, 3, 1.5) == 0.0);
+    // Near +-1, (1 - x)(1 + x) keeps the digits 1 - x * x would lose.
+    CHECK(nabla::assoc_legendre(5, 3, 1.0 - 1e-10) ==
+          Approx(std::assoc_legendre(5, 3, 1.0 - 1e-10)).epsilon(1e-13));
     // Beyond [-1, 1]: NaN for an odd order ((1 - x^2)^(m/2) is not real), the formula for an
     // even one (libstdc++: NaN for both).
     CHECK(std::isnan(nabla::assoc_legendre(3, 1, 1.5)));
@@ -574,4 +582,11 @@ TEST_CASE("the Legendre, Gegenbauer and Laguerre families at their edges", "[rul
     CHECK(nabla::sph_legendre(3, 1, -0.4) ==
           Approx(-nabla::sph_legendre(3, 1, 0.4)).epsilon(1e-15));
     CHECK(nabla::sph_legendre(3, 2, 0.4) == Approx(std::sph_legendre(3, 2, 0.4)).epsilon(1e-14));
+    // High degrees: the normalisation is multiplied up factor by factor; beyond about 1000 the
+    // polynomial overflows, and the value is NaN, not a wrong number.
+    CHECK(nabla::sph_legendre(1000, 500, std::numbers::pi / 2) ==
+          Approx(std::sph_legendre(1000, 500, std::numbers::pi / 2)).epsilon(1e-11));
+    CHECK(nabla::sph_legendre(800, 400, 1.0) ==
+          Approx(std::sph_legendre(800, 400, 1.0)).epsilon(1e-11));
+    CHECK(std::isnan(nabla::sph_legendre(2000, 1000, 1.0)));
 }

@@ -4,6 +4,7 @@
 // Called with plain numbers they compute the number; called with anything else they say so.
 
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <stdexcept>
 #include <string>
@@ -182,7 +183,7 @@ constexpr auto digamma(const X& x) {
 //   sph_legendre(l, m, theta) = (-1)^m sqrt((2l + 1) / (4 pi) (l - m)! / (l + m)!) P_l^m(cos theta)
 //   with sin(theta)^m for (1 - cos^2 theta)^(m/2), analytic through the poles.
 // Degrees and orders are constant integers (an int or nabla::literal<N>); a negative order m is
-// a std::domain_error.
+// a std::domain_error; an order above the degree is 0 with derivative 0 everywhere.
 namespace detail {
 template <class N>
 concept DegreeArgument = std::is_integral_v<N> || is_literal_v<N>;
@@ -199,45 +200,84 @@ constexpr int legendre_order(int m, const char* function) {
                                 "(l, m, x): the order m must not be negative");
     return m;
 }
+// Whether the polynomial families take x (a number or an operand of some mode).
+template <class X>
+concept PolynomialArgument = requires(const X& x) {
+    gegenbauer(0, 0.5, x);
+};
 }  // namespace detail
 
-template <detail::DegreeArgument N, class X>
+template <detail::DegreeArgument N, detail::PolynomialArgument X>
 constexpr auto legendre(const N& l, const X& x) {
     return gegenbauer(detail::degree_of(l), 0.5, x);
 }
-template <detail::DegreeArgument N, class X>
+template <detail::DegreeArgument N, detail::PolynomialArgument X>
 constexpr auto laguerre(const N& n, const X& x) {
     return assoc_laguerre(detail::degree_of(n), 0.0, x);
 }
-template <detail::DegreeArgument L, detail::DegreeArgument M, class X>
+template <detail::DegreeArgument L, detail::DegreeArgument M, detail::PolynomialArgument X>
 constexpr auto assoc_legendre(const L& l, const M& m, const X& x) {
     using std::pow;
+    const int degree = detail::degree_of(l);
     const int order = detail::legendre_order(detail::degree_of(m), "assoc_legendre");
-    double double_factorial = 1.0;
-    for (int j = 1; j <= order; ++j)
+    // (2m - 1)!! overflows a double beyond m = 150. An order above the degree is 0 with no power
+    // (whose derivative at +-1 would meet the zero as inf * 0).
+    double double_factorial = order <= degree ? 1.0 : 0.0;
+    for (int j = 1; j <= order && order <= degree; ++j)
         double_factorial *= 2 * j - 1;
-    return pow(1 - x * x, 0.5 * order) *
-           (double_factorial * gegenbauer(detail::degree_of(l) - order, order + 0.5, x));
+    const double exponent = order <= degree ? 0.5 * order : 0.0;
+    // (1 - x^2)^(m/2) as (1 - x)^(m/2) (1 + x)^(m/2): 1 - x * x loses the digits of 1 - x near
+    // +-1, and a product (1 - x)(1 + x) under one power makes the tape's adjoint inf * 0 there.
+    return double_factorial * gegenbauer(degree - order, order + 0.5, x) *
+           (pow(1 - x, exponent) * pow(1 + x, exponent));
 }
-template <detail::DegreeArgument L, detail::DegreeArgument M, class X>
+template <detail::DegreeArgument L, detail::DegreeArgument M, detail::PolynomialArgument X>
 constexpr auto sph_legendre(const L& l, const M& m, const X& theta) {
     using std::cos;
     using std::pow;
     using std::sin;
     const int degree = detail::degree_of(l);
     const int order = detail::legendre_order(detail::degree_of(m), "sph_legendre");
-    // The normalisation times (2m - 1)!!, squared: (2l + 1) / (4 pi) times a product of factors
-    // (2j - 1)^2 / ((l - m + 2j - 1)(l - m + 2j)) of about 1, which neither overflows nor
-    // underflows where the factorials would.
-    double square = 0.0;
+    // The normalisation times (2m - 1)!!: sqrt((2l + 1) / (4 pi)) times factors
+    // (2j - 1) / sqrt((l - m + 2j - 1)(l - m + 2j)) of at most about 1. Their product underflows
+    // only where the polynomial overflows (degrees beyond about 1000): NaN there, not 0.
+    double factor = 0.0;
     if (order <= degree) {
-        square = (2 * degree + 1) / (4 * std::numbers::pi);
+        factor =
+            (order % 2 == 0 ? 1.0 : -1.0) * std::sqrt((2 * degree + 1) / (4 * std::numbers::pi));
         for (int j = 1; j <= order; ++j)
-            square *= double(2 * j - 1) / (degree - order + 2 * j - 1) *
-                      (double(2 * j - 1) / (degree - order + 2 * j));
+            factor *= (2 * j - 1) /
+                      std::sqrt(double(degree - order + 2 * j - 1) * (degree - order + 2 * j));
+        if (factor == 0.0)
+            factor = std::numeric_limits<double>::quiet_NaN();
     }
-    const double factor = (order % 2 == 0 ? 1.0 : -1.0) * std::sqrt(square);
     return factor * pow(sin(theta), order) * gegenbauer(degree - order, order + 0.5, cos(theta));
+}
+
+// A degree or an order that is not a constant integer.
+template <class N, class X>
+requires(!detail::DegreeArgument<N>) constexpr auto legendre(const N&, const X&) {
+    static_assert(detail::always_false<N>, "nabla::legendre(l, x): the degree l must be a "
+                                           "constant integer (an int or nabla::literal<N>).");
+}
+template <class N, class X>
+requires(!detail::DegreeArgument<N>) constexpr auto laguerre(const N&, const X&) {
+    static_assert(detail::always_false<N>, "nabla::laguerre(n, x): the degree n must be a "
+                                           "constant integer (an int or nabla::literal<N>).");
+}
+template <class L, class M, class X>
+requires(!detail::DegreeArgument<L> ||
+         !detail::DegreeArgument<M>) constexpr auto assoc_legendre(const L&, const M&, const X&) {
+    static_assert(detail::always_false<L>,
+                  "nabla::assoc_legendre(l, m, x): the degree l and the order m must be constant "
+                  "integers (an int or nabla::literal<N>).");
+}
+template <class L, class M, class X>
+requires(!detail::DegreeArgument<L> ||
+         !detail::DegreeArgument<M>) constexpr auto sph_legendre(const L&, const M&, const X&) {
+    static_assert(detail::always_false<L>,
+                  "nabla::sph_legendre(l, m, theta): the degree l and the order m must be "
+                  "constant integers (an int or nabla::literal<N>).");
 }
 
 #undef NABLA_UNARY_FUNCTION

@@ -512,13 +512,16 @@ constexpr auto constant_argument(const C& c, const char* function) {
         return c;
     }
 }
+// The degree: an integer (or such a dual); the parameter: a number (or such a dual).
 template <class C, class T, std::size_t N, bool S>
-concept ConstantArgumentFor =
+concept DegreeFor = std::is_integral_v<C> || std::is_same_v<std::remove_cvref_t<C>, dual<T, N, S>>;
+template <class C, class T, std::size_t N, bool S>
+concept ParameterFor =
     std::is_arithmetic_v<C> || std::is_same_v<std::remove_cvref_t<C>, dual<T, N, S>>;
 }  // namespace detail
 #define NABLA_DUAL_PARAMETRIC(function, rule)                                                      \
     template <class T, std::size_t N, bool S, class I, class A>                                    \
-    requires detail::ConstantArgumentFor<I, T, N, S> && detail::ConstantArgumentFor<A, T, N, S>    \
+    requires detail::DegreeFor<I, T, N, S> && detail::ParameterFor<A, T, N, S>                     \
     constexpr dual<T, N, S> function(const I& n, const A& a, const dual<T, N, S>& x) {             \
         using P = detail::primal_type_t<T>;                                                        \
         return detail::apply_last<rules::rule>(                                                    \

@@ -350,13 +350,17 @@ constexpr auto constant_coefficient(const C& c, const char* function) {
         return c;
     }
 }
+// The degree: an integer (or such a series); the parameter: a number (or such a series).
 template <class C, class T, std::size_t K>
-concept ConstantCoefficientFor =
+concept SeriesDegreeFor =
+    std::is_integral_v<C> || std::is_same_v<std::remove_cvref_t<C>, taylor<T, K>>;
+template <class C, class T, std::size_t K>
+concept SeriesParameterFor =
     std::is_arithmetic_v<C> || std::is_same_v<std::remove_cvref_t<C>, taylor<T, K>>;
 }  // namespace detail
 #define NABLA_TAYLOR_PARAMETRIC(function, rule)                                                    \
     template <class T, std::size_t K, class I, class A>                                            \
-    requires detail::ConstantCoefficientFor<I, T, K> && detail::ConstantCoefficientFor<A, T, K>    \
+    requires detail::SeriesDegreeFor<I, T, K> && detail::SeriesParameterFor<A, T, K>               \
     constexpr taylor<T, K> function(const I& n, const A& a, const taylor<T, K>& u) {               \
         using P = detail::primal_type_t<T>;                                                        \
         return detail::series_of<rules::rule, T, K>(                                               \

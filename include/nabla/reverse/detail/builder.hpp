@@ -654,10 +654,11 @@ NABLA_ALWAYS_INLINE void propagate(Builder& b,
         (pass_down(at, adjoints, static_cast<Nodes*>(nullptr)), ...);
         constexpr std::size_t places[] = {
             statement_leaf_place<Builder, typename Leaves::position>..., 0};
-        // Many leaves bound for one place are written by a loop over their ids: a fold emits a
-        // copy of the leaf code per leaf, which a long statement pays for in compile time.
+        // Beyond leaf_merge_limit, leaves written as they come are written by a loop over their
+        // ids: a fold emits a copy of the leaf code per leaf, which a long statement pays for in
+        // compile time.
         constexpr bool one_place =
-            sizeof...(Leaves) > 8 &&
+            sizeof...(Leaves) > leaf_merge_limit &&
             ((statement_leaf_place<Builder, typename Leaves::position> == places[0]) && ...);
         if constexpr (one_place) {
             constexpr std::size_t ids[] = {Leaves::id...};

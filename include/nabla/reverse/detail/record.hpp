@@ -146,10 +146,8 @@ NABLA_ALWAYS_INLINE bool reads_active(const E& e) {
         return false;
 }
 
-// Out of line: the check runs only where no tape is recording, and inlining its walk into every
-// statement doubles the code the compiler optimises for a long one.
 template <class E>
-[[gnu::noinline, gnu::cold]] void check_passive(const E& e) {
+NABLA_ALWAYS_INLINE void check_passive(const E& e) {
     if (reads_active(e)) [[unlikely]]
         throw_no_tape();
 }
