@@ -1064,29 +1064,13 @@ hypot(const series_variable<T>& a, const series_variable<T>& b, const series_var
 NABLA_INDEXED_FUNCTIONS(NABLA_SERIES_INDEXED)
 #undef NABLA_SERIES_INDEXED
 // f(n, a, x) of a constant degree n and a constant parameter a: the polynomial's three-term
-// recurrence in n (as rules::gegenbauer and rules::assoc_laguerre compute it), recorded as the
-// arithmetic it is.
+// recurrence in n (rules::detail::parametric_polynomial), recorded as the arithmetic it is.
 namespace detail {
 template <bool Laguerre, class T>
 series_variable<T> parametric_polynomial(int n, T a, const series_variable<T>& x) {
-    if (x.is_constant() || n < 0) {
-        const T u = x.is_constant() ? x.constant() : T(0);
-        return Laguerre ? rules::assoc_laguerre(n, a, u) : rules::gegenbauer(n, a, u);
-    }
-    series_variable<T> previous(T(1));
-    series_variable<T> current = Laguerre ? T(1) + a - x : T(2) * a * x;
-    if (n == 0)
-        return previous;
-    for (int k = 2; k <= n; ++k) {
-        series_variable<T> next =
-            Laguerre
-                ? ((T(2 * k - 1) + a - x) * current - (T(k - 1) + a) * previous) / T(k)
-                : (T(2) * x * (T(k) + a - T(1)) * current - (T(k) + T(2) * a - T(2)) * previous) /
-                      T(k);
-        previous = current;
-        current = next;
-    }
-    return current;
+    if (x.is_constant())
+        return rules::detail::parametric_polynomial<Laguerre>(n, a, x.constant());
+    return rules::detail::parametric_polynomial<Laguerre>(n, a, x);
 }
 }  // namespace detail
 template <class T, class I, class A>

@@ -421,44 +421,38 @@ requires(std::is_arithmetic_v<N>&& std::is_arithmetic_v<X>) auto hermite(const N
 // libstdc++ computes std::assoc_laguerre), for every real x: C_n^(1/2) = P_n, the Legendre
 // polynomial; L_n^(0) = L_n. Both are 0 for n < 0, which closes their derivatives
 // C_n^(a)' = 2a C_(n-1)^(a+1) and L_n^(a)' = -L_(n-1)^(a+1) at n = 0.
-template <Number N, Number A, Number X>
-requires(std::is_arithmetic_v<N>&& std::is_arithmetic_v<A>&&
-             std::is_arithmetic_v<X>) auto gegenbauer(const N& n, const A& a, const X& x_in) {
-    using T = std::common_type_t<detail::real_t<A>, detail::real_t<X>>;
-    const int degree = detail::index_of(n);
-    const T lambda = T(a), x = T(x_in);
-    if (degree < 0)
-        return T(0);
-    T previous = T(1), current = T(2) * lambda * x;
-    if (degree == 0)
-        return previous;
-    for (int k = 2; k <= degree; ++k) {
-        const T next = (T(2) * x * (T(k) + lambda - T(1)) * current -
-                        (T(k) + T(2) * lambda - T(2)) * previous) /
-                       T(k);
+namespace detail {
+// C_n^(a)(x) (Laguerre = false) or L_n^(a)(x) by the recurrence, for a number x of type S or
+// anything that computes with S (the series tape records it operation by operation).
+template <bool Laguerre, class S, class X>
+X parametric_polynomial(int n, S a, const X& x) {
+    if (n < 0)
+        return X(S(0));
+    X previous = X(S(1));
+    X current = Laguerre ? S(1) + a - x : S(2) * a * x;
+    for (int k = 2; k <= n; ++k) {
+        X next =
+            Laguerre
+                ? ((S(2 * k - 1) + a - x) * current - (S(k - 1) + a) * previous) / S(k)
+                : (S(2) * x * (S(k) + a - S(1)) * current - (S(k) + S(2) * a - S(2)) * previous) /
+                      S(k);
         previous = current;
         current = next;
     }
-    return current;
+    return n == 0 ? previous : current;
+}
+}  // namespace detail
+template <Number N, Number A, Number X>
+requires(std::is_arithmetic_v<N>&& std::is_arithmetic_v<A>&&
+             std::is_arithmetic_v<X>) auto gegenbauer(const N& n, const A& a, const X& x) {
+    using T = std::common_type_t<detail::real_t<A>, detail::real_t<X>>;
+    return detail::parametric_polynomial<false>(detail::index_of(n), T(a), T(x));
 }
 template <Number N, Number A, Number X>
 requires(std::is_arithmetic_v<N>&& std::is_arithmetic_v<A>&&
-             std::is_arithmetic_v<X>) auto assoc_laguerre(const N& n, const A& a, const X& x_in) {
+             std::is_arithmetic_v<X>) auto assoc_laguerre(const N& n, const A& a, const X& x) {
     using T = std::common_type_t<detail::real_t<A>, detail::real_t<X>>;
-    const int degree = detail::index_of(n);
-    const T alpha = T(a), x = T(x_in);
-    if (degree < 0)
-        return T(0);
-    T previous = T(1), current = T(1) + alpha - x;
-    if (degree == 0)
-        return previous;
-    for (int k = 2; k <= degree; ++k) {
-        const T next =
-            ((T(2 * k - 1) + alpha - x) * current - (T(k - 1) + alpha) * previous) / T(k);
-        previous = current;
-        current = next;
-    }
-    return current;
+    return detail::parametric_polynomial<true>(detail::index_of(n), T(a), T(x));
 }
 template <Number N, Number X>
 requires(std::is_arithmetic_v<N>&& std::is_arithmetic_v<X>) auto sph_bessel(const N& n,
