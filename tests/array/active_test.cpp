@@ -200,6 +200,38 @@ TEST_CASE("every listed function works element-wise on the tape, its partials fr
     NABLA_BINARY_FUNCTIONS(NABLA_CHECK_BINARY)
     NABLA_CHECK_BINARY(pow, pow_rule)
 #undef NABLA_CHECK_BINARY
+
+    // ellint_3(k, nu, phi) of three var_arrays.
+    {
+        nabla::tape<> t;
+        auto recording = t.record();
+        const nabla::var_array k = nabla::input_array(t, xs);
+        std::vector<double> characteristic(xs.size()), amplitude(xs.size());
+        for (std::size_t i = 0; i < xs.size(); ++i) {
+            characteristic[i] = -1.5 - xs[i];
+            amplitude[i] = 2.0 * ys[i];
+        }
+        const nabla::var_array nu = nabla::input_array(t, characteristic);
+        const nabla::var_array phi = nabla::input_array(t, amplitude);
+        const nabla::var f = sum(ellint_3(k, nu, phi));
+        t.gradient(f);
+        const auto gk = nabla::adjoints(t, k);
+        const auto gnu = nabla::adjoints(t, nu);
+        const auto gphi = nabla::adjoints(t, phi);
+        double expected = 0.0;
+        using nabla::rules::ellint_3_rule;
+        for (std::size_t i = 0; i < xs.size(); ++i) {
+            const double a = xs[i], b = characteristic[i], c = amplitude[i];
+            const double v = ellint_3_rule::value(a, b, c);
+            expected += v;
+            CHECK(gk[i] == nabla::detail::to_number<double>(ellint_3_rule::partial<0>(v, a, b, c)));
+            CHECK(gnu[i] ==
+                  nabla::detail::to_number<double>(ellint_3_rule::partial<1>(v, a, b, c)));
+            CHECK(gphi[i] ==
+                  nabla::detail::to_number<double>(ellint_3_rule::partial<2>(v, a, b, c)));
+        }
+        CHECK(f.value == Approx(expected).epsilon(1e-12));
+    }
 }
 
 TEST_CASE("elements are variables: arrays and scalar statements mix, and control flow on values "

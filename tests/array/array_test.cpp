@@ -125,6 +125,33 @@ TEST_CASE("every listed function works element-wise, its partials from the rule 
     }
     NABLA_BINARY_FUNCTIONS(NABLA_CHECK_BINARY)
 #undef NABLA_CHECK_BINARY
+
+    // ellint_3(k, nu, phi), of three arrays, and with constants beside them.
+    const auto [k, nu, phi] = nabla::array_variables<3>();
+    std::vector<double> characteristic(xs.size());
+    for (std::size_t i = 0; i < xs.size(); ++i)
+        characteristic[i] = -2.0 * ys[i];
+    const auto [value, gk, gnu, gphi] = nabla::value_and_grad(
+        sum(ellint_3(k, nu, phi) + ellint_3(k, -0.5, 1.2)), xs, characteristic, ys);
+    double expected = 0.0;
+    using nabla::rules::ellint_3_rule;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+        const double a = xs[i], b = characteristic[i], c = ys[i];
+        const double v = ellint_3_rule::value(a, b, c), w = ellint_3_rule::value(a, -0.5, 1.2);
+        expected += v + w;
+        const auto partial = [&](auto index, double y, double p, double q, double r) {
+            return nabla::detail::to_number<double>(
+                ellint_3_rule::partial<decltype(index)::value>(y, p, q, r));
+        };
+        CHECK(gk[i] == Approx(partial(std::integral_constant<std::size_t, 0>{}, v, a, b, c) +
+                              partial(std::integral_constant<std::size_t, 0>{}, w, a, -0.5, 1.2))
+                           .epsilon(1e-12));
+        CHECK(gnu[i] ==
+              Approx(partial(std::integral_constant<std::size_t, 1>{}, v, a, b, c)).epsilon(1e-12));
+        CHECK(gphi[i] ==
+              Approx(partial(std::integral_constant<std::size_t, 2>{}, v, a, b, c)).epsilon(1e-12));
+    }
+    CHECK(value == Approx(expected).epsilon(1e-12));
 }
 
 TEST_CASE("ties of min and max, and the sign at zero, follow the scalar conventions in every "

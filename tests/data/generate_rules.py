@@ -572,6 +572,130 @@ def rule_ellint_2(p, xs):
     return (E, [E_k, d], [[E_kk, mixed], [mixed, -k * k * s * c / d]])
 
 
+class Jet:
+    """A number with its gradient in the variables of a rule, for second derivatives built
+    from closed-form first ones (the elliptic integrals of the third kind)."""
+
+    def __init__(self, v, g):
+        self.v, self.g = v, list(g)
+
+    @staticmethod
+    def lift(x, n):
+        return x if isinstance(x, Jet) else Jet(mpf(x), [mpf(0)] * n)
+
+    def _bin(self, o, v, da, db):
+        o = Jet.lift(o, len(self.g))
+        return Jet(v(self.v, o.v), [da(self.v, o.v) * a + db(self.v, o.v) * b
+                                    for a, b in zip(self.g, o.g)])
+
+    def __add__(self, o):
+        return self._bin(o, lambda a, b: a + b, lambda a, b: 1, lambda a, b: 1)
+    __radd__ = __add__
+
+    def __sub__(self, o):
+        return self._bin(o, lambda a, b: a - b, lambda a, b: 1, lambda a, b: -1)
+
+    def __rsub__(self, o):
+        return Jet.lift(o, len(self.g)) - self
+
+    def __mul__(self, o):
+        return self._bin(o, lambda a, b: a * b, lambda a, b: b, lambda a, b: a)
+    __rmul__ = __mul__
+
+    def __truediv__(self, o):
+        return self._bin(o, lambda a, b: a / b, lambda a, b: 1 / b, lambda a, b: -a / b ** 2)
+
+    def __rtruediv__(self, o):
+        return Jet.lift(o, len(self.g)) / self
+
+    def __neg__(self):
+        return Jet(-self.v, [-a for a in self.g])
+
+    def apply(self, v, d):
+        return Jet(v, [d * a for a in self.g])
+
+
+def jet_sqrt(x):
+    r = mpmath.sqrt(x.v)
+    return x.apply(r, 1 / (2 * r))
+
+
+def jet_sin(x):
+    return x.apply(mpmath.sin(x.v), mpmath.cos(x.v))
+
+
+def jet_cos(x):
+    return x.apply(mpmath.cos(x.v), -mpmath.sin(x.v))
+
+
+def third_kind(k, n, phi):
+    """Pi(n, k, phi) (phi None: complete) and its gradient in (k, n[, phi]) by DLMF 19.4's
+    closed forms, for numbers or Jets (then the gradient of each entry too)."""
+    def val(x):
+        return x.v if isinstance(x, Jet) else x
+    m = val(k) ** 2
+    if phi is None:
+        F, E, P = mpmath.ellipk(m), mpmath.ellipe(m), mpmath.ellippi(val(n), m)
+    else:
+        F, E = mpmath.ellipf(val(phi), m), mpmath.ellipe(val(phi), m)
+        P = mpmath.ellippi(val(n), val(phi), m)
+    if not isinstance(k, Jet):
+        F_, E_, P_ = F, E, P
+        sc = d = s2 = 0
+        if phi is not None:
+            s, c = mpmath.sin(phi), mpmath.cos(phi)
+            s2, d = s * s, mpmath.sqrt(1 - m * s * s)
+            sc = s * c
+    else:
+        # F, E, Pi as Jets: their own gradients from the first-kind and second-kind rules
+        # and from this function's closed forms at the primal point.
+        kv, nv = k.v, n.v
+        kp2 = 1 - m
+        if phi is not None:
+            s0, c0 = mpmath.sin(phi.v), mpmath.cos(phi.v)
+            d0 = mpmath.sqrt(1 - m * s0 * s0)
+        if kv == 0:  # (the limits: F and E are even in k)
+            F_k = E_k = mpf(0)
+        else:
+            F_k = (E - kp2 * F - (m * s0 * c0 / d0 if phi is not None else 0)) / (kv * kp2)
+            E_k = (E - F) / kv
+        if phi is None:
+            F_ = Jet(F, [F_k * a for a in k.g])
+            E_ = Jet(E, [E_k * a for a in k.g])
+        else:
+            F_ = Jet(F, [F_k * a + b / d0 for a, b in zip(k.g, phi.g)])
+            E_ = Jet(E, [E_k * a + b * d0 for a, b in zip(k.g, phi.g)])
+        grad0 = third_kind(kv, nv, None if phi is None else phi.v)[1]
+        P_ = Jet(P, [sum(grad0[i] * x.g[j] for i, x in enumerate(
+            [k, n] + ([] if phi is None else [phi]))) for j in range(len(k.g))])
+        sc = d = s2 = 0
+        if phi is not None:
+            s, c = jet_sin(phi), jet_cos(phi)
+            s2, sc = s * s, s * c
+            d = jet_sqrt(1 - k * k * s2)
+    k2 = k * k
+    kp2 = 1 - k2
+    P_k = k * (E_ - kp2 * P_ - (k2 * sc / d if phi is not None else 0)) / (kp2 * (k2 - n))
+    P_n = ((n * E_ + (k2 - n) * F_ + (n * n - k2) * P_
+            - (n * n * d * sc / (1 - n * s2) if phi is not None else 0))
+           / (2 * n * (k2 - n) * (n - 1)))
+    grad = [P_k, P_n]
+    if phi is not None:
+        grad.append(1 / ((1 - n * s2) * d))
+    return P_, grad
+
+
+def rule_third_kind(complete):
+    def rule(p, xs):
+        n_var = len(xs)
+        value, grad = third_kind(*xs, None) if complete else third_kind(*xs)
+        jets = [Jet(x, [mpf(int(i == j)) for j in range(n_var)]) for i, x in enumerate(xs)]
+        gj = third_kind(*jets, None)[1] if complete else third_kind(*jets)[1]
+        hess = [[Jet.lift(gj[i], n_var).g[j] for j in range(n_var)] for i in range(n_var)]
+        return value, grad, hess
+    return rule
+
+
 def rule_fmod(p, xs):
     x, y = xs
     n = mpmath.floor(x / y) if x / y > 0 else mpmath.ceil(x / y)
@@ -704,6 +828,7 @@ RULES.update({
     "cyl_bessel_i": rule_cylinder("cyl_bessel_i"),
     "cyl_bessel_k": rule_cylinder("cyl_bessel_k"),
     "ellint_1": rule_ellint_1, "ellint_2": rule_ellint_2,
+    "comp_ellint_3": rule_third_kind(True), "ellint_3": rule_third_kind(False),
     "powm1": rule_powm1, "beta": rule_beta,
     "add": rule_add, "sub": rule_sub, "mul": rule_mul, "div": rule_div,
     "pow": rule_pow, "hypot": rule_hypot, "hypot3": rule_hypot3,
@@ -855,6 +980,12 @@ POINTS["max"] = POINTS["fmin"]
 POINTS["ellint_1"] = pts2((0.6, 0.7), (0.3, 1.2), (0.9, 0.3), (-0.5, 2.5),
                           (0.99, 1.0), (0.1, -1.0), (0.05, 0.4), (0.7, 4.0))
 POINTS["ellint_2"] = POINTS["ellint_1"]
+# (Away from nu = 0 and nu = k^2, where the closed forms of the derivatives divide 0 by 0.)
+POINTS["comp_ellint_3"] = pts2((0.6, 0.3), (0.3, -0.5), (0.9, 0.5), (-0.5, -3.0), (0.99, 0.2),
+                               (0.1, 0.7), (0.8, 0.95), (0.0, 0.4), (0.5, -40.0))
+POINTS["ellint_3"] = [((), xs) for xs in [
+    (0.6, 0.3, 0.9), (0.3, -0.5, 1.2), (0.9, 0.5, 0.3), (-0.5, -3.0, 2.5), (0.99, 0.2, 1.0),
+    (0.1, 0.7, -1.0), (0.7, 2.0, 0.4), (0.5, 0.4, 4.0), (0.0, 0.6, 0.8)]]
 POINTS["fmod"] = pts2((5.3, 2.0), (-5.3, 2.0), (1.0, 0.1), (7.5, -2.0), (0.5, 3.0),
                       (1e10, 3.7), (-0.1, 0.7), (2.5, 0.75))
 POINTS["sinc"] = pts1(0.7, -2.5, 1e-3, 0.0, 10.0, 3.14, 1e-9, 100.5)

@@ -4,7 +4,7 @@
 For each function f of the rule table, with inner functions that keep its arguments inside its
 domain,
     u1(x) = a1 + b1 sin(x),   u2(x) = a2 + b2 cos(x),   u3(x) = a3 + b3 sin(2x),
-the derivatives of g(x) = f(u1(x)) (unary), f(u1(x), u2(x)) (binary) or f(u1, u2, u3) (fma) at
+the derivatives of g(x) = f(u1(x)) (unary), f(u1(x), u2(x)) (binary) or f(u1, u2, u3) (fma, hypot3, ellint_3) at
 x0 are computed by mpmath.taylor at 40 digits and rounded to doubles. Each line of taylor.txt is
 
     name npar p... a1 b1 a2 b2 a3 b3 x0 d0 d1 ... d8
@@ -114,6 +114,11 @@ FUNCTIONS = {
     "comp_ellint_2": ((), (0.5, 0.3), None, None, lambda u: mpmath.ellipe(u * u)),
     "powm1": ((), (1.5, 0.5), (1.1, 0.3), None, lambda a, b: mpmath.power(a, b) - 1),
     "beta": ((), (1.5, 0.5), (1.1, 0.3), None, mpmath.beta),
+    # (nu away from 0 and from k^2, where the closed-form partials divide 0 by 0.)
+    "comp_ellint_3": ((), (0.3, 0.2), (-0.5, 0.2), None,
+                      lambda k, nu: mpmath.ellippi(nu, k * k)),
+    "ellint_3": ((), (0.5, 0.3), (-0.6, 0.2), (0.8, 0.5),
+                 lambda k, nu, phi: mpmath.ellippi(nu, phi, k * k)),
 }
 
 

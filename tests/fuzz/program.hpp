@@ -31,7 +31,8 @@ enum class op {
     fmax, fma, hypot3, ldexp, riemann_zeta, sin_pi, cos_pi, sqrt1pm1, expint, lambert_w0, lambert_wm1, comp_ellint_1,
     comp_ellint_2, powm1, beta, hermite, sph_bessel, sph_neumann, sinc, ellint_1, ellint_2,
     fmod, cyl_bessel_j, cyl_neumann, cyl_bessel_i, cyl_bessel_k, gegenbauer, assoc_laguerre,
-    legendre, laguerre, assoc_legendre, sph_legendre, add_constant, times_constant,
+    legendre, laguerre, assoc_legendre, sph_legendre, comp_ellint_3, ellint_3, add_constant,
+    times_constant,
     constant_over, branch, loop, accumulate
 };
 // clang-format on
@@ -48,7 +49,7 @@ inline const char* name(op o) {
         "lambert_wm1", "comp_ellint_1", "comp_ellint_2", "powm1", "beta", "hermite", "sph_bessel",
         "sph_neumann", "sinc", "ellint_1", "ellint_2", "fmod", "cyl_bessel_j", "cyl_neumann",
         "cyl_bessel_i", "cyl_bessel_k", "gegenbauer", "assoc_laguerre", "legendre", "laguerre",
-        "assoc_legendre", "sph_legendre", "add_constant", "times_constant", "constant_over",
+        "assoc_legendre", "sph_legendre", "comp_ellint_3", "ellint_3", "add_constant", "times_constant", "constant_over",
         "branch", "loop", "accumulate"};
     // clang-format on
     return names[static_cast<int>(o)];
@@ -94,7 +95,8 @@ auto run(const program& p, const X& x, std::vector<int>* branches = nullptr) {
         nabla::sph_bessel, nabla::sph_neumann, nabla::sinc, nabla::ellint_1, nabla::ellint_2,
         nabla::fmod, nabla::cyl_bessel_j, nabla::cyl_neumann, nabla::cyl_bessel_i,
         nabla::cyl_bessel_k, nabla::riemann_zeta, nabla::gegenbauer, nabla::assoc_laguerre,
-        nabla::legendre, nabla::laguerre, nabla::assoc_legendre, nabla::sph_legendre;
+        nabla::legendre, nabla::laguerre, nabla::assoc_legendre, nabla::sph_legendre,
+        nabla::comp_ellint_3, nabla::ellint_3;
     using std::abs, std::acos, std::acosh, std::asin, std::asinh, std::atan, std::atan2, std::atanh,
         std::cbrt, std::cos, std::cosh, std::erf, std::erfc, std::exp, std::exp2, std::expm1,
         std::floor, std::fma, std::ldexp, std::fmax, std::fmin, std::hypot, std::lgamma, std::log,
@@ -273,6 +275,9 @@ auto run(const program& p, const X& x, std::vector<int>* branches = nullptr) {
         case op::ellint_2:
             r = ellint_2(a, b);
             break;
+        case op::comp_ellint_3:
+            r = comp_ellint_3(a, b);
+            break;
         case op::fmod:
             r = fmod(a, b);
             break;
@@ -337,6 +342,9 @@ auto run(const program& p, const X& x, std::vector<int>* branches = nullptr) {
             break;
         case op::hypot3:
             r = hypot(a, b, c);
+            break;
+        case op::ellint_3:
+            r = ellint_3(a, b, c);
             break;
         case op::ldexp:
             r = ldexp(a, -3);
@@ -609,6 +617,13 @@ private:
         case op::ellint_2:
             // (Away from k = 0, as the complete integrals.)
             ok = std::abs(a) < 0.9 && std::abs(a) > 0.05 && std::abs(b) < 4.0;
+            break;
+        case op::comp_ellint_3:
+        case op::ellint_3:
+            // (Away from k = 0 as the other kinds, and from the removable singularities of the
+            // closed-form derivatives at nu = 0 and nu = k^2.)
+            ok = std::abs(a) < 0.9 && std::abs(a) > 0.05 && b > -3.0 && b < 0.8 &&
+                 std::abs(b) > 0.1 && std::abs(b - a * a) > 0.1 && std::abs(c) < 4.0;
             break;
         case op::fmod:
             // (Away from the jumps, where a / b is an integer.)

@@ -43,7 +43,7 @@ LAYERS = [
 
 #Rules whose overloads choose among rules by argument type or arity, written by hand per mode.
 BOUND_BY_HAND = {"add_rule", "sub_rule", "mul_rule", "div_rule", "neg_rule", "fma_rule",
-                 "hypot3_rule", "ldexp_rule",
+                 "hypot3_rule", "ellint_3_rule", "ldexp_rule",
                  "pow_rule", "powi_rule"}
 
 

@@ -535,6 +535,46 @@ TEST_CASE("Hermite polynomials, spherical Bessel functions, sinc and elliptic in
     check_edge([](const auto& v) { return nabla::hermite(2, v); }, 0.5, -1.0, 4.0);
 }
 
+TEST_CASE("the elliptic integrals of the third kind at their edges", "[rules][conventions]") {
+    // nu = 0 is the first kind, exactly, so that the derivatives' numerators cancel exactly.
+    CHECK(nabla::comp_ellint_3(0.6, 0.0) == nabla::comp_ellint_1(0.6));
+    CHECK(nabla::ellint_3(0.6, 0.0, 1.2) == nabla::ellint_1(0.6, 1.2));
+    // Even in k: the k-derivative is exactly 0 at k = 0, for every nu.
+    const auto complete_in_k = [](const auto& v) { return comp_ellint_3(v, 0.4); };
+    check_edge(complete_in_k, 0.0, nabla::comp_ellint_3(0.0, 0.4), 0.0);
+    check_edge([](const auto& v) { return comp_ellint_3(v, 0.0); }, 0.0, std::comp_ellint_1(0.0),
+               0.0);
+    check_edge([](const auto& v) { return ellint_3(v, 0.4, 0.7); }, 0.0,
+               nabla::ellint_3(0.0, 0.4, 0.7), 0.0);
+    // Pi(n, k) = pi / (2 sqrt(1 - n)) at k = 0.
+    CHECK(nabla::comp_ellint_3(0.0, 0.4) ==
+          Approx(std::numbers::pi / (2 * std::sqrt(0.6))).epsilon(1e-15));
+    // The pole nu = 1 and the modulus 1: +inf, increasing; beyond them NaN (libstdc++ throws).
+    const auto complete_in_nu = [](const auto& v) { return comp_ellint_3(0.5, v); };
+    check_edge(complete_in_nu, 1.0, inf, inf);
+    check_edge(complete_in_nu, 2.0, not_a_number, not_a_number);
+    check_edge([](const auto& v) { return comp_ellint_3(v, 0.5); }, 1.0, inf, inf);
+    check_edge([](const auto& v) { return comp_ellint_3(v, 0.5); }, 1.5, not_a_number,
+               not_a_number);
+    // The incomplete integral: 0 at phi = 0 with slope 1; for nu > 1 defined up to the pole
+    // at sin^2 phi = 1 / nu, NaN beyond it (no Cauchy principal value).
+    check_edge([](const auto& v) { return ellint_3(0.5, 0.3, v); }, 0.0, 0.0, 1.0);
+    CHECK(nabla::ellint_3(0.5, 2.0, 0.3) == Approx(std::ellint_3(0.5, 2.0, 0.3)).epsilon(1e-14));
+    CHECK(std::isnan(nabla::ellint_3(0.5, 2.0, 1.3)));
+    CHECK(nabla::ellint_3(0.5, 1.0, std::numbers::pi / 2) == inf);
+    // A large negative characteristic: Pi tends to 0 as pi / (2 sqrt(-nu)), without the
+    // cancellation of the textbook Carlson form (mpmath's values).
+    CHECK(nabla::comp_ellint_3(0.5, -1e16) == Approx(1.570796328977778e-8).epsilon(1e-14));
+    CHECK(nabla::ellint_3(0.5, -1e16, 1.0) == Approx(1.5707963216947358e-8).epsilon(1e-14));
+    CHECK(nabla::comp_ellint_3(0.5, -inf) == 0.0);
+    // The removable singularities of the closed-form derivatives: dPi/dnu at nu = 0, both
+    // derivatives on nu = k^2, are 0/0, NaN (docs/conventions.md).
+    check_edge(complete_in_nu, 0.0, nabla::comp_ellint_1(0.5), not_a_number);
+    check_edge(complete_in_nu, 0.25, nabla::comp_ellint_3(0.5, 0.25), not_a_number);
+    check_edge([](const auto& v) { return comp_ellint_3(v, 0.25); }, 0.5,
+               nabla::comp_ellint_3(0.5, 0.25), not_a_number);
+}
+
 TEST_CASE("the Legendre, Gegenbauer and Laguerre families at their edges", "[rules][conventions]") {
     // P_l(1) = 1 and P_l'(1) = l (l + 1) / 2 exactly, P_l(-1) = (-1)^l: the derivative is
     // C_(l-1)^(3/2), with no 0/0 at +-1.

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstddef>
 #include <string>
+#include <type_traits>
 
 namespace {
 
@@ -231,4 +232,33 @@ TEST_CASE("the functions each mode binds by hand reach their rules in every mode
     tape.gradient(yh);
     CHECK(yh.value == h);
     CHECK(tape.adjoint(w) == c / h);
+
+    // ellint_3(k, nu, phi): three operands, every mode, constants beside variables.
+    const double pi3 = ellint_3_rule::value(a, b, c);
+    const auto partial3 = [&](auto i) {
+        return to_number<double>(ellint_3_rule::partial<decltype(i)::value>(pi3, a, b, c));
+    };
+    const double dk = partial3(std::integral_constant<std::size_t, 0>{});
+    const double dnu = partial3(std::integral_constant<std::size_t, 1>{});
+    const double dphi = partial3(std::integral_constant<std::size_t, 2>{});
+    CHECK(nabla::ellint_3(a, b, c) == pi3);
+    CHECK(ellint_3(p, q, r)(a, b, c) == pi3);
+    CHECK(nabla::d(ellint_3(p, q, r), p)(a, b, c) == Approx(dk).epsilon(1e-15));
+    CHECK(nabla::d(ellint_3(p, b, r), r)(a, b, c) == Approx(dphi).epsilon(1e-15));
+    const D dual3 = ellint_3(D(a, {1.0, 0.0, 0.0}), D(b, {0.0, 1.0, 0.0}), D(c, {0.0, 0.0, 1.0}));
+    CHECK(dual3.value == pi3);
+    CHECK(dual3.tangent == std::array<double, 3>{dk, dnu, dphi});
+    CHECK(ellint_3(a, D(b, {0.0, 1.0, 0.0}), c).tangent[1] == dnu);
+    const auto series3 = ellint_3(sa, b, nabla::taylor<double, 1>(c));
+    CHECK(series3.c[0] == pi3);
+    CHECK(series3.c[1] == Approx(dk).epsilon(1e-15));
+    const nabla::var y3 = ellint_3(u, v, w);
+    tape.gradient(y3);
+    CHECK(y3.value == pi3);
+    CHECK(tape.adjoint(u) == dk);
+    CHECK(tape.adjoint(v) == dnu);
+    CHECK(tape.adjoint(w) == dphi);
+    const nabla::var z3 = ellint_3(a, v, c);
+    tape.gradient(z3);
+    CHECK(tape.adjoint(v) == dnu);
 }

@@ -21,9 +21,10 @@ void for_each_rule_function(Check check) {
         nabla::sqrt1pm1, nabla::expint, nabla::lambert_w0, nabla::lambert_wm1, nabla::comp_ellint_1,
         nabla::comp_ellint_2, nabla::powm1, nabla::beta, nabla::hermite, nabla::sph_bessel,
         nabla::sph_neumann, nabla::sinc, nabla::ellint_1, nabla::ellint_2, nabla::fmod,
-        nabla::cyl_bessel_j, nabla::cyl_neumann, nabla::cyl_bessel_i, nabla::cyl_bessel_k,
-        nabla::riemann_zeta, nabla::zeta_derivative, nabla::gegenbauer, nabla::assoc_laguerre,
-        nabla::legendre, nabla::laguerre, nabla::assoc_legendre, nabla::sph_legendre;
+        nabla::comp_ellint_3, nabla::ellint_3, nabla::cyl_bessel_j, nabla::cyl_neumann,
+        nabla::cyl_bessel_i, nabla::cyl_bessel_k, nabla::riemann_zeta, nabla::zeta_derivative,
+        nabla::gegenbauer, nabla::assoc_laguerre, nabla::legendre, nabla::laguerre,
+        nabla::assoc_legendre, nabla::sph_legendre;
     using std::abs, std::acos, std::acosh, std::asin, std::asinh, std::atan, std::atan2, std::atanh,
         std::cbrt, std::ceil, std::cos, std::cosh, std::erf, std::erfc, std::exp, std::exp2,
         std::expm1, std::floor, std::fma, std::fmax, std::fmin, std::hypot, std::lgamma, std::log,
@@ -82,6 +83,9 @@ void for_each_rule_function(Check check) {
     NABLA_TEST_BINARY(ellint_1);
     NABLA_TEST_BINARY(ellint_2);
     NABLA_TEST_BINARY(fmod);
+    NABLA_TEST_BINARY(comp_ellint_3);
+    check.template operator()<3>(
+        "ellint_3", [](const auto&, auto k, auto nu, auto phi) { return ellint_3(k, nu, phi); });
     NABLA_TEST_UNARY(abs);
     NABLA_TEST_UNARY(floor);
     NABLA_TEST_UNARY(ceil);

@@ -901,6 +901,11 @@ basic_var_array<T>
 hypot(const basic_var_array<T>& a, const basic_var_array<T>& b, const basic_var_array<T>& c) {
     return detail::elementwise<rules::hypot3_rule, T>(a, b, c);
 }
+template <class T>
+basic_var_array<T>
+ellint_3(const basic_var_array<T>& k, const basic_var_array<T>& nu, const basic_var_array<T>& phi) {
+    return detail::elementwise<rules::ellint_3_rule, T>(k, nu, phi);
+}
 
 namespace detail {
 // f(c..., x) element by element for constants c (an index, a parameter), differentiable in x.

@@ -402,5 +402,14 @@ requires(detail::ArrayOperand<A>&& detail::ArrayOperand<B>&& detail::ArrayOperan
           detail::ArrayExpression<C>)) constexpr auto hypot(const A& a, const B& b, const C& c) {
     return detail::make_array(hypot(detail::body_of(a), detail::body_of(b), detail::body_of(c)));
 }
+template <class A, class B, class C>
+requires(detail::ArrayOperand<A>&& detail::ArrayOperand<B>&& detail::ArrayOperand<C> &&
+         (detail::ArrayExpression<A> || detail::ArrayExpression<B> ||
+          detail::ArrayExpression<C>)) constexpr auto ellint_3(const A& k,
+                                                               const B& nu,
+                                                               const C& phi) {
+    return detail::make_array(
+        ellint_3(detail::body_of(k), detail::body_of(nu), detail::body_of(phi)));
+}
 
 }  // namespace nabla

@@ -89,6 +89,28 @@ requires(sizeof...(Args) == 3 && !(Operand<Args> && ...)) constexpr void hypot(c
     NABLA_UNSUPPORTED_ARGUMENT(hypot);
 }
 
+// ellint_3(k, nu, phi): three operands, as fma.
+template <Operand A, Operand B, Operand C>
+requires(Expression<A> || Expression<B> ||
+         Expression<C>) constexpr auto ellint_3(const A& k, const B& nu, const C& phi) {
+    return detail::combine(
+        [](auto p, auto q, auto r) { return detail::make_node<rules::ellint_3_rule>(p, q, r); },
+        detail::wrap(k), detail::wrap(nu), detail::wrap(phi));
+}
+
+template <class A, class B, class C>
+requires(std::is_arithmetic_v<A>&& std::is_arithmetic_v<B>&&
+             std::is_arithmetic_v<C>) constexpr auto ellint_3(const A& k,
+                                                              const B& nu,
+                                                              const C& phi) {
+    return rules::ellint_3_rule::value(k, nu, phi);
+}
+
+template <class... Args>
+requires(sizeof...(Args) == 3 && !(Operand<Args> && ...)) constexpr void ellint_3(const Args&...) {
+    NABLA_UNSUPPORTED_ARGUMENT(ellint_3);
+}
+
 // f(n, x) of an integer constant index n (polygamma's order, hermite's degree, ...).
 #define NABLA_INDEXED_FUNCTION(function, rule)                                                     \
     template <Operand N, Operand X>                                                                \

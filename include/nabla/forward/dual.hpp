@@ -476,6 +476,20 @@ hypot(const dual<T, N, S>& a, const dual<T, N, S>& b, const dual<T, N, S>& c) {
     return detail::apply_ternary<rules::hypot3_rule>(a, b, c);
 }
 
+// ellint_3(k, nu, phi): duals of one type, or constants beside them.
+namespace detail {
+template <class A, class B, class C>
+using first_dual_t = std::conditional_t<is_dual_v<A>, A, std::conditional_t<is_dual_v<B>, B, C>>;
+template <class U, class D>
+concept DualOrConstant = std::is_same_v<U, D> || ConstantFor<U, typename D::value_type>;
+}  // namespace detail
+template <class A, class B, class C, class D = detail::first_dual_t<A, B, C>>
+requires(is_dual_v<D>&& detail::DualOrConstant<A, D>&& detail::DualOrConstant<B, D>&&
+             detail::DualOrConstant<C, D>) constexpr D
+    ellint_3(const A& k, const B& nu, const C& phi) {
+    return detail::apply_ternary<rules::ellint_3_rule>(D(k), D(nu), D(phi));
+}
+
 // f(n, x) of a constant index n (an integer, or a real order); the index as a dual (a static
 // expression evaluated on duals holds it so) must be a constant: one with a tangent is an error,
 // since nabla has no derivative in the index.

@@ -237,6 +237,7 @@ public:
         root,           // sqrt(a)
         unary,          // y = g(a): k y_k = sum j a_j p_{k-j}
         binary,         // y = g(a, b): k y_k = sum j (a_j p_{k-j} + b_j q_{k-j})
+        ternary,        // y = g(a, b, t): binary's sum and t_j r_{k-j}
         // Replay only: two independent products, squares or unary functions in one loop (two
         // chains of additions in flight instead of one), and follow-ups alone.
         pair_mul,
@@ -305,6 +306,24 @@ public:
         };
         return {this, share(n)};
     }
+    template <class Rule>
+    variable apply(const variable& a, const variable& b, const variable& t) {
+        check_smooth<Rule>();
+        node n{kind::ternary};
+        n.a = node_of(a);
+        n.b = node_of(b);
+        n.third = node_of(t);
+        n.rule = Rule::name;
+        n.value3 = [](const T& u, const T& v, const T& w) -> T { return Rule::value(u, v, w); };
+        n.partials = [](series_tape& tape, std::uint32_t id) {
+            const node& m = tape.nodes_[id];
+            const variable y(&tape, id), u(&tape, m.a), v(&tape, m.b), w(&tape, m.third);
+            tape.set_partials(id, Rule::template partial<0>(y, u, v, w),
+                              Rule::template partial<1>(y, u, v, w),
+                              Rule::template partial<2>(y, u, v, w));
+        };
+        return {this, share(n)};
+    }
     // pow(a, b) with a varying exponent: y' = y (b a' / a + log(a) b'), partials that close.
     variable power_of(const variable& a, const variable& b) {
         node n{kind::binary};
@@ -323,16 +342,19 @@ public:
 private:
     using value_function = T (*)(const T&, const T&);
     using partials_function = void (*)(series_tape&, std::uint32_t);
+    using ternary_function = T (*)(const T&, const T&, const T&);
     static constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
 
     struct node {
         kind op;
         std::uint32_t a = none, b = none;
-        std::uint32_t p = none, q = none;  // the partials' nodes (unary, binary)
-        T c{};                             // the constant of add_constant ... power, a parameter
-        const char* rule = nullptr;        // the function, for sharing
+        std::uint32_t p = none, q = none;      // the partials' nodes (unary, binary)
+        std::uint32_t third = none, r = none;  // ternary: the third operand and its partial
+        T c{};                       // the constant of add_constant ... power, a parameter
+        const char* rule = nullptr;  // the function, for sharing
         value_function value1 = nullptr;
         value_function value2 = nullptr;
+        ternary_function value3 = nullptr;
         partials_function partials = nullptr;
         std::size_t need = 0;  // the highest order read
         T inverse{};           // 1 / a_0 (div: 1 / b_0, root: 1 / (2 y_0)), set at order 0
@@ -360,6 +382,12 @@ private:
         nodes_[id].q = qn;
         compiled_ = false;
     }
+    template <class P, class Q, class R>
+    void set_partials(std::uint32_t id, const P& p, const Q& q, const R& r) {
+        const auto rn = partial_node(r);
+        set_partials(id, p, q);
+        nodes_[id].r = rn;
+    }
 
     std::uint32_t push(node n) {
         if (nodes_.size() + 1 >= none)
@@ -376,7 +404,7 @@ private:
     // from +0, which keeps the ordering strict.
     struct key {
         kind op;
-        std::uint32_t a, b;
+        std::uint32_t a, b, third;
         T c;
         const char* rule;
 
@@ -391,12 +419,14 @@ private:
             return signbit(x) == signbit(y) ? 0 : (signbit(x) ? -1 : 1);
         }
         friend bool operator<(const key& p, const key& q) {
-            if (std::tie(p.op, p.a, p.b, p.rule) != std::tie(q.op, q.a, q.b, q.rule))
-                return std::tie(p.op, p.a, p.b, p.rule) < std::tie(q.op, q.a, q.b, q.rule);
+            if (std::tie(p.op, p.a, p.b, p.third, p.rule) !=
+                std::tie(q.op, q.a, q.b, q.third, q.rule))
+                return std::tie(p.op, p.a, p.b, p.third, p.rule) <
+                       std::tie(q.op, q.a, q.b, q.third, q.rule);
             return order(p.c, q.c) < 0;
         }
     };
-    static key key_of(const node& n) { return {n.op, n.a, n.b, n.c, n.rule}; }
+    static key key_of(const node& n) { return {n.op, n.a, n.b, n.third, n.c, n.rule}; }
 
     std::uint32_t constant_node(const T& v) {
         node n{kind::constant};
@@ -464,6 +494,8 @@ private:
             raise(nodes_[id].a, need);
         if (nodes_[id].b != none)
             raise(nodes_[id].b, need);
+        if (nodes_[id].third != none)
+            raise(nodes_[id].third, need);
         if (nodes_[id].partials == nullptr)
             return;
         if (nodes_[id].p == none) {
@@ -473,6 +505,8 @@ private:
         raise(nodes_[id].p, need - 1);
         if (nodes_[id].q != none)
             raise(nodes_[id].q, need - 1);
+        if (nodes_[id].r != none)
+            raise(nodes_[id].r, need - 1);
     }
 
     // The value (coefficient 0) of operation i, and the 1 / a_0 its recurrence multiplies by;
@@ -552,6 +586,9 @@ private:
             return;
         case kind::binary:
             y[0] = n.value2(a[0], b[0]);
+            return;
+        case kind::ternary:
+            y[0] = n.value3(a[0], b[0], row(n.third)[0]);
             return;
         }
     }
@@ -633,7 +670,7 @@ private:
         std::array<follow_up, max_follow_ups> then{};
         T* y2 = nullptr;  // the second of a pair
         const T* a2 = nullptr;
-        const T* b2 = nullptr;  // pair_unary: the partial's row
+        const T* b2 = nullptr;  // pair_unary: the partial's row (ternary: a2, b2 the third's)
         T* next = nullptr;      // the row of an input linked to y (link), and to y2
         T* next2 = nullptr;
     };
@@ -680,7 +717,8 @@ private:
         for (std::uint32_t i = 0; i < nodes_.size(); ++i) {
             const node& n = nodes_[i];
             if (n.op == kind::input || n.op == kind::time || n.op == kind::constant ||
-                ((n.op == kind::unary || n.op == kind::binary) && n.p == none))
+                ((n.op == kind::unary || n.op == kind::binary || n.op == kind::ternary) &&
+                 n.p == none))
                 continue;
             const auto at = [&](std::uint32_t j) -> const T* {
                 return j == none ? nullptr : row(j);
@@ -696,6 +734,10 @@ private:
             } else {
                 program_.push_back(
                     {n.op, row(i), at(n.a), at(n.b), at(n.p), at(n.q), n.c, &nodes_[i].inverse});
+                if (n.op == kind::ternary) {
+                    program_.back().a2 = at(n.third);
+                    program_.back().b2 = at(n.r);
+                }
             }
         }
         pair_up();
@@ -780,6 +822,11 @@ private:
             break;
         case kind::binary:
             v = (series::chain_sum(a, in.p, k) + series::chain_sum(in.b, in.q, k)) * reciprocal_[k];
+            break;
+        case kind::ternary:
+            v = (series::chain_sum(a, in.p, k) + series::chain_sum(in.b, in.q, k) +
+                 series::chain_sum(in.a2, in.b2, k)) *
+                reciprocal_[k];
             break;
         case kind::pair_mul: {
             const T *b = in.b, *a2 = in.a2, *b2 = in.b2;
@@ -1049,6 +1096,35 @@ template <class T>
 series_variable<T>
 hypot(const series_variable<T>& a, const series_variable<T>& b, const series_variable<T>& c) {
     return hypot(hypot(a, b), c);
+}
+
+// ellint_3(k, nu, phi): series variables, or constants beside them.
+template <class T>
+series_variable<T>
+ellint_3(const series_variable<T>& k, const series_variable<T>& nu, const series_variable<T>& phi) {
+    if (k.is_constant() && nu.is_constant() && phi.is_constant())
+        return rules::ellint_3_rule::value(k.constant(), nu.constant(), phi.constant());
+    series_tape<T>* const rest = detail::tape_of(nu, phi);
+    series_tape<T>* const tape =
+        detail::tape_of(k, rest != nullptr ? series_variable<T>(rest, 0) : k);
+    return tape->template apply<rules::ellint_3_rule>(k, nu, phi);
+}
+template <class T, class A, class B>
+requires((std::is_same_v<A, series_variable<T>> ||
+          detail::ConstantForSeries<A>)&&(std::is_same_v<B, series_variable<T>> ||
+                                          detail::ConstantForSeries<B>))
+    series_variable<T> ellint_3(const series_variable<T>& k, const A& nu, const B& phi) {
+    return ellint_3(k, series_variable<T>(nu), series_variable<T>(phi));
+}
+template <class T, detail::ConstantForSeries A, class B>
+requires(std::is_same_v<B, series_variable<T>> || detail::ConstantForSeries<B>)
+    series_variable<T> ellint_3(const A& k, const series_variable<T>& nu, const B& phi) {
+    return ellint_3(series_variable<T>(static_cast<T>(k)), nu, series_variable<T>(phi));
+}
+template <class T, detail::ConstantForSeries A, detail::ConstantForSeries B>
+series_variable<T> ellint_3(const A& k, const B& nu, const series_variable<T>& phi) {
+    return ellint_3(series_variable<T>(static_cast<T>(k)), series_variable<T>(static_cast<T>(nu)),
+                    phi);
 }
 
 // f(n, x) of a constant integer index n.

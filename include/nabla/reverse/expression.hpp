@@ -195,6 +195,13 @@ requires(detail::ActiveOperand<A> || detail::ActiveOperand<B> ||
     return detail::make_ternary<rules::hypot3_rule>(std::forward<A>(a), std::forward<B>(b),
                                                     std::forward<C>(c));
 }
+template <class A, class B, class C>
+requires(detail::ActiveOperand<A> || detail::ActiveOperand<B> ||
+         detail::ActiveOperand<C>) NABLA_ALWAYS_INLINE
+    constexpr auto ellint_3(A&& k, B&& nu, C&& phi) {
+    return detail::make_ternary<rules::ellint_3_rule>(std::forward<A>(k), std::forward<B>(nu),
+                                                      std::forward<C>(phi));
+}
 
 // f(n, a, x) of a constant integer degree n and a constant parameter a. An active degree or
 // parameter is a compile-time error: nabla has no derivative in them.

@@ -6,9 +6,9 @@
 // checks that every rule is reachable in every mode.
 //
 // Not listed, because their overloads choose among rules by the arguments' types: the arithmetic
-// operators (add, sub, mul, div, neg), pow (pow_rule, or powi_rule for an integer exponent), fma
-// and hypot of three operands (hypot3_rule), ldexp (an integer exponent after the operand) and
-// digamma. Each mode writes those by hand.
+// operators (add, sub, mul, div, neg), pow (pow_rule, or powi_rule for an integer exponent), the
+// functions of three real operands (fma, hypot of three, ellint_3), ldexp (an integer exponent
+// after the operand) and digamma. Each mode writes those by hand.
 
 // X(function, rule) for the functions of one operand.
 #define NABLA_UNARY_FUNCTIONS(X)                                                                   \
@@ -74,6 +74,7 @@
     X(beta, beta_rule)                                                                             \
     X(ellint_1, ellint_1_rule)                                                                     \
     X(ellint_2, ellint_2_rule)                                                                     \
+    X(comp_ellint_3, comp_ellint_3_rule)                                                           \
     X(fmod, fmod_rule)
 
 // X(function, rule) for the functions f(n, x) of a constant index n, differentiable in x: the

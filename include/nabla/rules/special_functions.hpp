@@ -170,6 +170,97 @@ T carlson_rd(T x, T y, T z) {
     return std::numeric_limits<T>::quiet_NaN();
 }
 
+// Carlson's R_J(x, y, z, p) for p > 0 by the duplication theorem (p, the fourth, moves with the
+// other three), each step adding 4^-m R_C(alpha, beta) with R_C(a, b) = R_F(a, b, b), which has
+// no cancellation where a and b are close; then the fifth-order expansion about the mean
+// (Carlson 1995, as R_D).
+template <class T>
+T carlson_rj(T x, T y, T z, T p) {
+    // (Homogeneous of degree -3/2: a large p, such as a characteristic of -1e300, scaled to 1,
+    // where p (p + l)^2 would overflow.)
+    if (p > T(1e50))
+        return carlson_rj(x / p, y / p, z / p, T(1)) / (p * std::sqrt(p));
+    T sum = T(0), scale = T(1);
+    for (int step = 0; step < 200; ++step) {
+        const T mean = (x + y + z + T(2) * p) / T(5);
+        const T dx = T(1) - x / mean, dy = T(1) - y / mean, dz = T(1) - z / mean;
+        const T dp = T(1) - p / mean;
+        if (!(std::max({std::abs(dx), std::abs(dy), std::abs(dz), std::abs(dp)}) > T(0.0015))) {
+            const T ea = dx * (dy + dz) + dy * dz, eb = dx * dy * dz, ec = dp * dp;
+            const T ed = ea - T(3) * ec, ee = eb + T(2) * dp * (ea - ec);
+            const T series = T(1) + ed * (-T(3) / T(14) + T(9) / T(88) * ed - T(9) / T(52) * ee) +
+                             eb * (T(1) / T(6) + dp * (-T(6) / T(22) + dp * T(3) / T(26))) +
+                             dp * ea * (T(1) / T(3) - dp * T(3) / T(22)) - dp * ec / T(3);
+            return T(3) * sum + scale * series / (mean * std::sqrt(mean));
+        }
+        const T sx = std::sqrt(x), sy = std::sqrt(y), sz = std::sqrt(z);
+        const T l = sx * (sy + sz) + sy * sz;
+        const T alpha = p * (sx + sy + sz) + sx * sy * sz;
+        const T beta = p * (p + l) * (p + l);
+        sum += scale * carlson_rf(alpha * alpha, beta, beta);
+        scale /= T(4);
+        x = (x + l) / T(4);
+        y = (y + l) / T(4);
+        z = (z + l) / T(4);
+        p = (p + l) / T(4);
+    }
+    return std::numeric_limits<T>::quiet_NaN();
+}
+
+// Pi(n, k, phi) from 0 to the amplitude with sine s and cosine c (|phi| <= pi/2), where
+// 1 - n s^2 >= 0; the pole at 1 - n s^2 = 0 and the modulus 1 at c = 0 give +-inf.
+//   Pi = s R_F(c^2, y, 1) + (n / 3) s^3 R_J(c^2, y, 1, p),  y = 1 - k^2 s^2,  p = 1 - n s^2,
+// whose two terms cancel for n < 0 (by a factor of |n|^(1/2): 1e-8 left at n = -1e16). There
+// the characteristic moves into (k^2, 1), N = (k^2 - n) / (1 - n), where every term is
+// positive (found from DLMF 19.7's change of parameter and checked against mpmath):
+//   Pi(n) = w^2 k'^2 Pi(N) + k^2 F / (k^2 - n) + w atan(w (k^2 - n) s c / D),
+//   w^2 = -n / ((1 - n) (k^2 - n)),  D = sqrt(y),
+// with 1 - N = k'^2 / (1 - n) passed as it is, so that N rounding to 1 loses nothing.
+template <class T>
+T elliptic_third_part(T m, T n, T s, T c) {
+    const T s2 = s * s, y = T(1) - m * s2;
+    const auto positive = [&](T characteristic, T p) {
+        if (p == T(0) || (y == T(0) && c == T(0)))
+            return std::copysign(std::numeric_limits<T>::infinity(), s);
+        const T f = s * carlson_rf(c * c, y, T(1));
+        return characteristic == T(0)
+                   ? f
+                   : f + characteristic * s * s2 * carlson_rj(c * c, y, T(1), p) / T(3);
+    };
+    if (n < T(0)) {
+        if (std::isinf(n))
+            return std::copysign(T(0), s);
+        if (y == T(0) && c == T(0))
+            return std::copysign(std::numeric_limits<T>::infinity(), s);
+        const T shifted = m - n, rest = T(1) - n;
+        const T w2 = -n / rest / shifted, w = std::sqrt(w2);
+        const T characteristic = shifted / rest, complement = (T(1) - m) / rest;
+        const T first = s * carlson_rf(c * c, y, T(1));
+        return w2 * (T(1) - m) * positive(characteristic, c * c + s2 * complement) +
+               m / shifted * first + w * std::atan(w * shifted * s * c / std::sqrt(y));
+    }
+    const T p = T(1) - n * s2;
+    if (!(p >= T(0)))
+        return std::numeric_limits<T>::quiet_NaN();
+    return positive(n, p);
+}
+
+// Pi(n, k, phi) for |k| <= 1 and every real phi where 1 - n sin^2 t stays positive from 0 to
+// phi (nabla gives no Cauchy principal value): the amplitude reduced as F's, each half period
+// adding 2 Pi(n, k), +inf where that diverges (n = 1 or |k| = 1).
+template <class T>
+T incomplete_elliptic_third(T k, T n, T phi) {
+    if (std::isnan(k) || std::isnan(n) || std::isnan(phi) || std::abs(k) > T(1))
+        return std::numeric_limits<T>::quiet_NaN();
+    const T m = k * k;
+    const T turns = std::nearbyint(phi / std::numbers::pi_v<T>);
+    if (std::isinf(phi))
+        return n > T(1) ? std::numeric_limits<T>::quiet_NaN() : phi;
+    const T r = phi - turns * std::numbers::pi_v<T>;
+    const T part = elliptic_third_part(m, n, std::sin(r), std::cos(r));
+    return turns == T(0) ? part : part + T(2) * turns * elliptic_third_part(m, n, T(1), T(0));
+}
+
 // F(k, phi) (second = false) or E(k, phi) for |k| <= 1 and every real phi: the amplitude reduced
 // to |r| <= pi/2, phi = r + n pi, and n half periods added as 2n K(k) or 2n E(k).
 template <class T>
@@ -262,6 +353,33 @@ requires(std::is_arithmetic_v<A>&& std::is_arithmetic_v<B>) auto ellint_2(const 
                                                                           const B& phi) {
     using T = std::common_type_t<detail::real_t<A>, detail::real_t<B>>;
     return T(k) == T(0) ? T(phi) : detail::incomplete_elliptic(T(k), T(phi), true);
+}
+
+// The complete and incomplete elliptic integrals of the third kind, with the characteristic
+// nu as in std::comp_ellint_3 and std::ellint_3:
+//   Pi(nu, k, phi) = integral_0^phi dt / ((1 - nu sin^2 t) sqrt(1 - k^2 sin^2 t)),
+// from Carlson's R_F and R_J. Pi(0, k, phi) is exactly F(k, phi) (and Pi(0, k) exactly K(k)),
+// so that the numerators of their derivatives cancel exactly there. Outside the domain (|k| > 1,
+// nu > 1 for the complete integral, a pole of the integrand between 0 and phi) NaN where
+// libstdc++ throws; +inf where the integral diverges (nu = 1 or |k| = 1 with a complete
+// quarter period).
+template <Number A, Number B>
+requires(std::is_arithmetic_v<A>&& std::is_arithmetic_v<B>) auto comp_ellint_3(const A& k,
+                                                                               const B& nu) {
+    using T = std::common_type_t<detail::real_t<A>, detail::real_t<B>>;
+    if (T(nu) == T(0))
+        return T(comp_ellint_1(T(k)));
+    if (std::isnan(T(k)) || std::isnan(T(nu)) || std::abs(T(k)) > T(1))
+        return std::numeric_limits<T>::quiet_NaN();
+    return detail::elliptic_third_part(T(k) * T(k), T(nu), T(1), T(0));
+}
+template <Number A, Number B, Number C>
+requires(std::is_arithmetic_v<A>&& std::is_arithmetic_v<B>&& std::is_arithmetic_v<C>) auto ellint_3(
+    const A& k, const B& nu, const C& phi) {
+    using T = std::common_type_t<detail::real_t<A>, detail::real_t<B>, detail::real_t<C>>;
+    if (T(nu) == T(0))
+        return T(ellint_1(T(k), T(phi)));
+    return detail::incomplete_elliptic_third(T(k), T(nu), T(phi));
 }
 
 template <Number A, Number B>
@@ -687,6 +805,69 @@ struct ellint_2_rule {
     }
 };
 
+// The elliptic integrals of the third kind, Pi(nu, k) and Pi(nu, k, phi) (nabla's and the
+// standard library's argument order: k, nu, phi), with k'^2 = 1 - k^2, D = sqrt(1 - k^2 sin^2
+// phi) and F, E the integrals of the first and second kind of the same modulus and amplitude
+// (DLMF 19.4.2 and 19.4.4, checked against mpmath):
+//   dPi/dk   = k (E - k'^2 Pi - k^2 sin phi cos phi / D) / (k'^2 (k^2 - nu)),
+//   dPi/dnu  = (nu E + (k^2 - nu) F + (nu^2 - k^2) Pi - nu^2 D sin phi cos phi / (1 - nu sin^2
+//              phi)) / (2 nu (k^2 - nu) (nu - 1)),
+//   dPi/dphi = 1 / ((1 - nu sin^2 phi) D),
+// the complete integral's without the sin phi cos phi terms. These closed forms divide 0 by 0
+// where nu = 0 (dPi/dnu) and where nu = k^2 (both): removable singularities, where they are
+// NaN and near which they lose digits (docs/conventions.md). dPi/dk is exactly 0 at k = 0,
+// where Pi is even in k; at |k| = 1 (k'^2 Pi tending to 0) the strong-zero product.
+struct comp_ellint_3_rule {
+    static constexpr const char* name = "comp_ellint_3";
+    static constexpr std::size_t arity = 2;
+    template <class A, class B>
+    static constexpr auto value(const A& k, const B& nu) {
+        return comp_ellint_3(k, nu);
+    }
+    template <std::size_t I, class Y, class A, class B>
+    static constexpr auto partial(const Y& y, const A& k, const B& nu) {
+        const auto k2 = k * k;
+        const auto complement = one - k2;
+        if constexpr (I == 0) {
+            return mul_strong_zero(k, (comp_ellint_2(k) - mul_strong_zero(complement, y)) /
+                                          (complement * (k2 - nu)));
+        } else {
+            return (nu * comp_ellint_2(k) + (k2 - nu) * comp_ellint_1(k) + (nu * nu - k2) * y) /
+                   (two * nu * (nu - k2) * (one - nu));
+        }
+    }
+};
+struct ellint_3_rule {
+    static constexpr const char* name = "ellint_3";
+    static constexpr std::size_t arity = 3;
+    template <class A, class B, class C>
+    static constexpr auto value(const A& k, const B& nu, const C& phi) {
+        return ellint_3(k, nu, phi);
+    }
+    template <std::size_t I, class Y, class A, class B, class C>
+    static constexpr auto partial(const Y& y, const A& k, const B& nu, const C& phi) {
+        using std::cos;
+        using std::sin;
+        using std::sqrt;
+        const auto s = sin(phi);
+        const auto s2 = s * s;
+        const auto k2 = k * k;
+        const auto d = sqrt(one - k2 * s2);
+        if constexpr (I == 0) {
+            const auto complement = one - k2;
+            return mul_strong_zero(
+                k, (ellint_2(k, phi) - mul_strong_zero(complement, y) - k2 * s * cos(phi) / d) /
+                       (complement * (k2 - nu)));
+        } else if constexpr (I == 1) {
+            return (nu * ellint_2(k, phi) + (k2 - nu) * ellint_1(k, phi) + (nu * nu - k2) * y -
+                    nu * nu * d * s * cos(phi) / (one - nu * s2)) /
+                   (two * nu * (nu - k2) * (one - nu));
+        } else {
+            return one / ((one - nu * s2) * d);
+        }
+    }
+};
+
 // fmod(x, y) = x - n y with n = trunc(x / y): d/dx = 1, d/dy = -n, the quotient read back from
 // the exact remainder r as round((x - r) / y) (trunc(x / y) rounds: fmod(1, 0.1) has n = 9, while
 // 1 / 0.1 is 10). At a jump (r = 0) the derivative is that of the side r lies on.
@@ -879,6 +1060,8 @@ NABLA_LANE_BY_LANE(powm1_rule)
 NABLA_LANE_BY_LANE(beta_rule)
 NABLA_LANE_BY_LANE(ellint_1_rule)
 NABLA_LANE_BY_LANE(ellint_2_rule)
+NABLA_LANE_BY_LANE(comp_ellint_3_rule)
+NABLA_LANE_BY_LANE(ellint_3_rule)
 NABLA_LANE_BY_LANE(fmod_rule)
 NABLA_LANE_BY_LANE(sinc_rule)
 NABLA_LANE_BY_LANE(hermite_rule)
