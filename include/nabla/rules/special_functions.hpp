@@ -121,29 +121,116 @@ std::array<T, N> lambert_w_series(const T& value, const std::array<T, N>& u) {
     return w;
 }
 
+// The floating-point type a plain number computes in (an integer argument: double).
+template <class X>
+using real_t = std::conditional_t<std::is_floating_point_v<X>, X, double>;
+
+// A truncated Taylor series as a number, for the algorithms below to give the series of the
+// elliptic integrals of the third kind (and their first derivatives on numbers) from the same
+// code as their values: regular where the closed forms of the derivatives divide 0 by 0.
+// Comparisons and branches read the constant term (plain).
+template <class T, std::size_t K>
+struct series_number {
+    std::array<T, K + 1> c{};
+
+    constexpr series_number() = default;
+    constexpr series_number(const T& v) : c{v} {}  // NOLINT: a constant as a series
+    constexpr explicit series_number(const std::array<T, K + 1>& coefficients) : c(coefficients) {}
+
+    friend series_number operator+(series_number a, const series_number& b) {
+        for (std::size_t k = 0; k <= K; ++k)
+            a.c[k] += b.c[k];
+        return a;
+    }
+    friend series_number operator-(series_number a, const series_number& b) {
+        for (std::size_t k = 0; k <= K; ++k)
+            a.c[k] -= b.c[k];
+        return a;
+    }
+    friend series_number operator-(series_number a) {
+        for (T& x : a.c)
+            x = -x;
+        return a;
+    }
+    friend series_number operator*(const series_number& a, const series_number& b) {
+        return series_number(series::product(a.c, b.c));
+    }
+    friend series_number operator/(const series_number& a, const series_number& b) {
+        return series_number(series::quotient(a.c, b.c));
+    }
+    friend series_number sqrt(const series_number& a) {
+        if (is_zero(a))
+            return a;
+        using std::sqrt;
+        return series_number(series::square_root(sqrt(a.c[0]), a.c));
+    }
+    friend series_number atan(const series_number& a) {
+        using std::atan;
+        if constexpr (K == 0) {
+            return series_number(atan(a.c[0]));
+        } else {
+            // atan' = 1 / (1 + u^2), integrated.
+            const auto slope =
+                series::quotient(series_number(T(1)).c, (series_number(T(1)) + a * a).c);
+            return series_number(
+                series::integrate(atan(a.c[0]), a.c, series::truncate<K - 1>(slope)));
+        }
+    }
+    friend constexpr bool is_zero(const series_number& a) {
+        for (const T& x : a.c)
+            if (x != T(0))
+                return false;
+        return true;
+    }
+    friend constexpr const T& plain(const series_number& a) { return a.c[0]; }
+};
+template <class T>
+requires std::is_arithmetic_v<T>
+constexpr const T& plain(const T& x) {
+    return x;
+}
+template <class T>
+requires std::is_arithmetic_v<T>
+constexpr bool is_zero(const T& x) {
+    return x == T(0);
+}
+// (sin and cos of a series together.)
+template <class T>
+requires std::is_arithmetic_v<T> std::array<T, 2> sine_cosine(const T& x) {
+    return {std::sin(x), std::cos(x)};
+}
+template <class T, std::size_t K>
+std::array<series_number<T, K>, 2> sine_cosine(const series_number<T, K>& x) {
+    const auto both = series::sine_cosine<false>(std::sin(x.c[0]), std::cos(x.c[0]), x.c);
+    return {series_number<T, K>(both[0]), series_number<T, K>(both[1])};
+}
+
 // Carlson's symmetric integrals R_F(x, y, z) and R_D(x, y, z) by the duplication theorem: each
 // step maps (x, y, z) to ((x + l) / 4, ...) with l = sqrt(xy) + sqrt(xz) + sqrt(yz), until the
 // three are within 0.0025 (R_F) or 0.0015 (R_D) of their mean, then the fifth-order expansion
 // about the mean (B. C. Carlson, Numerical Algorithms 10, 1995), good to a few units in the last
 // place. libstdc++'s elliptic integrals are off by up to 70 units there, which the differences
 // in their k-derivatives would magnify.
-template <class T>
-T carlson_rf(T x, T y, T z) {
+template <class N>
+N carlson_rf(N x, N y, N z) {
+    using std::sqrt;
+    using T = std::remove_cvref_t<decltype(plain(x))>;
     for (int step = 0; step < 200; ++step) {
-        const T mean = (x + y + z) / T(3);
-        const T dx = T(1) - x / mean, dy = T(1) - y / mean, dz = T(1) - z / mean;
-        if (!(std::max({std::abs(dx), std::abs(dy), std::abs(dz)}) > T(0.0025))) {
-            const T e2 = dx * dy - dz * dz, e3 = dx * dy * dz;
+        const N mean = (x + y + z) / T(3);
+        const N dx = T(1) - x / mean, dy = T(1) - y / mean, dz = T(1) - z / mean;
+        if (!(std::max({std::abs(plain(dx)), std::abs(plain(dy)), std::abs(plain(dz))}) >
+              T(0.0025))) {
+            const N e2 = dx * dy - dz * dz, e3 = dx * dy * dz;
             return (T(1) + e2 * (e2 / T(24) - T(0.1) - T(3) * e3 / T(44)) + e3 / T(14)) /
-                   std::sqrt(mean);
+                   sqrt(mean);
         }
-        const T sx = std::sqrt(x), sy = std::sqrt(y), sz = std::sqrt(z);
-        const T l = sx * (sy + sz) + sy * sz;
+        const N sx = sqrt(x), sy = sqrt(y), sz = sqrt(z);
+        const N l = sx * (sy + sz) + sy * sz;
         x = (x + l) / T(4);
         y = (y + l) / T(4);
         z = (z + l) / T(4);
     }
-    return std::numeric_limits<T>::quiet_NaN();
+    return N(std::numeric_limits<T>::quiet_NaN());
 }
 template <class T>
 T carlson_rd(T x, T y, T z) {
@@ -174,37 +261,41 @@ T carlson_rd(T x, T y, T z) {
 // other three), each step adding 4^-m R_C(alpha, beta) with R_C(a, b) = R_F(a, b, b), which has
 // no cancellation where a and b are close; then the fifth-order expansion about the mean
 // (Carlson 1995, as R_D).
-template <class T>
-T carlson_rj(T x, T y, T z, T p) {
+template <class N>
+N carlson_rj(N x, N y, N z, N p) {
+    using std::sqrt;
+    using T = std::remove_cvref_t<decltype(plain(x))>;
     // (Homogeneous of degree -3/2: a large p, such as a characteristic of -1e300, scaled to 1,
     // where p (p + l)^2 would overflow.)
-    if (p > T(1e50))
-        return carlson_rj(x / p, y / p, z / p, T(1)) / (p * std::sqrt(p));
-    T sum = T(0), scale = T(1);
+    if (plain(p) > T(1e50))
+        return carlson_rj(x / p, y / p, z / p, N(T(1))) / (p * sqrt(p));
+    N sum = T(0);
+    T scale = T(1);
     for (int step = 0; step < 200; ++step) {
-        const T mean = (x + y + z + T(2) * p) / T(5);
-        const T dx = T(1) - x / mean, dy = T(1) - y / mean, dz = T(1) - z / mean;
-        const T dp = T(1) - p / mean;
-        if (!(std::max({std::abs(dx), std::abs(dy), std::abs(dz), std::abs(dp)}) > T(0.0015))) {
-            const T ea = dx * (dy + dz) + dy * dz, eb = dx * dy * dz, ec = dp * dp;
-            const T ed = ea - T(3) * ec, ee = eb + T(2) * dp * (ea - ec);
-            const T series = T(1) + ed * (-T(3) / T(14) + T(9) / T(88) * ed - T(9) / T(52) * ee) +
+        const N mean = (x + y + z + T(2) * p) / T(5);
+        const N dx = T(1) - x / mean, dy = T(1) - y / mean, dz = T(1) - z / mean;
+        const N dp = T(1) - p / mean;
+        if (!(std::max({std::abs(plain(dx)), std::abs(plain(dy)), std::abs(plain(dz)),
+                        std::abs(plain(dp))}) > T(0.0015))) {
+            const N ea = dx * (dy + dz) + dy * dz, eb = dx * dy * dz, ec = dp * dp;
+            const N ed = ea - T(3) * ec, ee = eb + T(2) * dp * (ea - ec);
+            const N series = T(1) + ed * (-T(3) / T(14) + T(9) / T(88) * ed - T(9) / T(52) * ee) +
                              eb * (T(1) / T(6) + dp * (-T(6) / T(22) + dp * T(3) / T(26))) +
                              dp * ea * (T(1) / T(3) - dp * T(3) / T(22)) - dp * ec / T(3);
-            return T(3) * sum + scale * series / (mean * std::sqrt(mean));
+            return T(3) * sum + scale * series / (mean * sqrt(mean));
         }
-        const T sx = std::sqrt(x), sy = std::sqrt(y), sz = std::sqrt(z);
-        const T l = sx * (sy + sz) + sy * sz;
-        const T alpha = p * (sx + sy + sz) + sx * sy * sz;
-        const T beta = p * (p + l) * (p + l);
-        sum += scale * carlson_rf(alpha * alpha, beta, beta);
+        const N sx = sqrt(x), sy = sqrt(y), sz = sqrt(z);
+        const N l = sx * (sy + sz) + sy * sz;
+        const N alpha = p * (sx + sy + sz) + sx * sy * sz;
+        const N beta = p * (p + l) * (p + l);
+        sum = sum + scale * carlson_rf(alpha * alpha, beta, beta);
         scale /= T(4);
         x = (x + l) / T(4);
         y = (y + l) / T(4);
         z = (z + l) / T(4);
         p = (p + l) / T(4);
     }
-    return std::numeric_limits<T>::quiet_NaN();
+    return N(std::numeric_limits<T>::quiet_NaN());
 }
 
 // Pi(n, k, phi) from 0 to the amplitude with sine s and cosine c (|phi| <= pi/2), where
@@ -216,49 +307,120 @@ T carlson_rj(T x, T y, T z, T p) {
 //   Pi(n) = w^2 k'^2 Pi(N) + k^2 F / (k^2 - n) + w atan(w (k^2 - n) s c / D),
 //   w^2 = -n / ((1 - n) (k^2 - n)),  D = sqrt(y),
 // with 1 - N = k'^2 / (1 - n) passed as it is, so that N rounding to 1 loses nothing.
-template <class T>
-T elliptic_third_part(T m, T n, T s, T c) {
-    const T s2 = s * s, y = T(1) - m * s2;
-    const auto positive = [&](T characteristic, T p) {
-        if (p == T(0) || (y == T(0) && c == T(0)))
-            return std::copysign(std::numeric_limits<T>::infinity(), s);
-        const T f = s * carlson_rf(c * c, y, T(1));
-        return characteristic == T(0)
+template <class N>
+N elliptic_third_part(N m, N n, N s, N c) {
+    using std::atan;
+    using std::sqrt;
+    using T = std::remove_cvref_t<decltype(plain(m))>;
+    constexpr T inf = std::numeric_limits<T>::infinity();
+    const N s2 = s * s, y = T(1) - m * s2;
+    const auto positive = [&](const N& characteristic, const N& p) {
+        if (plain(p) == T(0) || (plain(y) == T(0) && plain(c) == T(0)))
+            return N(std::copysign(inf, plain(s)));
+        const N f = s * carlson_rf(c * c, y, N(T(1)));
+        return is_zero(characteristic)
                    ? f
-                   : f + characteristic * s * s2 * carlson_rj(c * c, y, T(1), p) / T(3);
+                   : f + characteristic * s * s2 * carlson_rj(c * c, y, N(T(1)), p) / T(3);
     };
-    if (n < T(0)) {
-        if (std::isinf(n))
-            return std::copysign(T(0), s);
-        if (y == T(0) && c == T(0))
-            return std::copysign(std::numeric_limits<T>::infinity(), s);
-        const T shifted = m - n, rest = T(1) - n;
-        const T w2 = -n / rest / shifted, w = std::sqrt(w2);
-        const T characteristic = shifted / rest, complement = (T(1) - m) / rest;
-        const T first = s * carlson_rf(c * c, y, T(1));
+    if (plain(n) < T(0)) {
+        if (std::isinf(plain(n)))
+            return N(std::copysign(T(0), plain(s)));
+        if (plain(y) == T(0) && plain(c) == T(0))
+            return N(std::copysign(inf, plain(s)));
+        const N shifted = m - n, rest = T(1) - n;
+        const N w2 = -n / rest / shifted, w = sqrt(w2);
+        const N characteristic = shifted / rest, complement = (T(1) - m) / rest;
+        const N first = s * carlson_rf(c * c, y, N(T(1)));
         return w2 * (T(1) - m) * positive(characteristic, c * c + s2 * complement) +
-               m / shifted * first + w * std::atan(w * shifted * s * c / std::sqrt(y));
+               m / shifted * first + w * atan(w * shifted * s * c / sqrt(y));
     }
-    const T p = T(1) - n * s2;
-    if (!(p >= T(0)))
-        return std::numeric_limits<T>::quiet_NaN();
+    const N p = T(1) - n * s2;
+    if (!(plain(p) >= T(0)))
+        return N(std::numeric_limits<T>::quiet_NaN());
     return positive(n, p);
 }
 
 // Pi(n, k, phi) for |k| <= 1 and every real phi where 1 - n sin^2 t stays positive from 0 to
 // phi (nabla gives no Cauchy principal value): the amplitude reduced as F's, each half period
 // adding 2 Pi(n, k), +inf where that diverges (n = 1 or |k| = 1).
-template <class T>
-T incomplete_elliptic_third(T k, T n, T phi) {
-    if (std::isnan(k) || std::isnan(n) || std::isnan(phi) || std::abs(k) > T(1))
-        return std::numeric_limits<T>::quiet_NaN();
-    const T m = k * k;
-    const T turns = std::nearbyint(phi / std::numbers::pi_v<T>);
-    if (std::isinf(phi))
-        return n > T(1) ? std::numeric_limits<T>::quiet_NaN() : phi;
-    const T r = phi - turns * std::numbers::pi_v<T>;
-    const T part = elliptic_third_part(m, n, std::sin(r), std::cos(r));
-    return turns == T(0) ? part : part + T(2) * turns * elliptic_third_part(m, n, T(1), T(0));
+template <class N>
+N incomplete_elliptic_third(N k, N n, N phi) {
+    using T = std::remove_cvref_t<decltype(plain(k))>;
+    if (std::isnan(plain(k)) || std::isnan(plain(n)) || std::isnan(plain(phi)) ||
+        std::abs(plain(k)) > T(1))
+        return N(std::numeric_limits<T>::quiet_NaN());
+    if (std::isinf(plain(phi)))
+        return plain(n) > T(1) ? N(std::numeric_limits<T>::quiet_NaN()) : phi;
+    const N m = k * k;
+    const T turns = std::nearbyint(plain(phi) / std::numbers::pi_v<T>);
+    const auto [sine, cosine] = sine_cosine(N(phi - turns * std::numbers::pi_v<T>));
+    const N part = elliptic_third_part(m, n, sine, cosine);
+    return turns == T(0) ? part : part + T(2) * turns * elliptic_third_part(m, n, N(T(1)), N(T(0)));
+}
+
+// The series of Pi(nu, k) (complete) or Pi(nu, k, phi) of order K from those of its operands
+// (series or constants), computed by the same algorithms as the values; the value itself is the
+// caller's.
+template <class T, std::size_t K, class... X>
+std::array<T, K + 1> elliptic_third_series(const T& value, const X&... x) {
+    using N = series_number<T, K>;
+    const auto as_series = [](const auto& u) {
+        if constexpr (std::is_arithmetic_v<std::remove_cvref_t<decltype(u)>>)
+            return N(T(u));
+        else
+            return N(u);
+    };
+    N r;
+    if constexpr (sizeof...(X) == 2) {
+        const auto [k, nu] = std::array<N, 2>{as_series(x)...};
+        if (!(std::abs(plain(k)) <= T(1)) || std::isnan(plain(nu)))
+            r = N(std::numeric_limits<T>::quiet_NaN());
+        else
+            r = elliptic_third_part(k * k, nu, N(T(1)), N(T(0)));
+    } else {
+        const auto [k, nu, phi] = std::array<N, 3>{as_series(x)...};
+        r = incomplete_elliptic_third(k, nu, phi);
+    }
+    r.c[0] = value;
+    return r.c;
+}
+
+template <class... X>
+inline constexpr bool all_arithmetic = (std::is_arithmetic_v<X> && ...);
+template <class X>
+constexpr auto constant_term(const X& u) {
+    if constexpr (std::is_arithmetic_v<X>)
+        return u;
+    else
+        return u[0];
+}
+// Where the series of Pi exist: a finite value and |k| < 1 (the poles and the modulus 1 are
+// left to the closed forms, whose limits there are the conventions).
+template <class Y, class A, class... X>
+bool inside_third_kind(const Y& value, const A& k, const X&...) {
+    return std::isfinite(value) && std::abs(k) < A(1);
+}
+// dPi/d(operand I) at a point inside: the series of order 1 in that operand's direction.
+template <std::size_t I, class Y, class... X>
+auto elliptic_third_derivative(const Y& value, const X&... x) {
+    using T = std::common_type_t<real_t<Y>, real_t<X>...>;
+    return [&]<std::size_t... J>(std::index_sequence<J...>) {
+        return elliptic_third_series<T, 1>(T(value), std::array<T, 2>{T(x), T(J == I)}...)[1];
+    }
+    (std::index_sequence_for<X...>{});
+}
+// The rules' series: nabla's own above, and inf or NaN beyond the first coefficient at the
+// poles and the modulus 1, where Pi has no Taylor series.
+template <class Rule, class T, std::size_t K, class... X>
+std::array<T, K + 1> elliptic_third_rule_series(const X&... x) {
+    const T value = T(Rule::value(constant_term(x)...));
+    if (!inside_third_kind(value, constant_term(x)...)) {
+        std::array<T, K + 1> r;
+        r.fill(std::numeric_limits<T>::quiet_NaN());
+        r[0] = value;
+        return r;
+    }
+    return elliptic_third_series<T, K>(value, x...);
 }
 
 // F(k, phi) (second = false) or E(k, phi) for |k| <= 1 and every real phi: the amplitude reduced
@@ -280,10 +442,6 @@ T incomplete_elliptic(T k, T phi, bool second) {
     const T part = integral(std::sin(r), std::cos(r));
     return n == T(0) ? part : part + T(2) * n * integral(T(1), T(0));
 }
-
-// The floating-point type a plain number computes in (an integer argument: double).
-template <class X>
-using real_t = std::conditional_t<std::is_floating_point_v<X>, X, double>;
 
 }  // namespace detail
 
@@ -814,9 +972,12 @@ struct ellint_2_rule {
 //              phi)) / (2 nu (k^2 - nu) (nu - 1)),
 //   dPi/dphi = 1 / ((1 - nu sin^2 phi) D),
 // the complete integral's without the sin phi cos phi terms. These closed forms divide 0 by 0
-// where nu = 0 (dPi/dnu) and where nu = k^2 (both): removable singularities, where they are
-// NaN and near which they lose digits (docs/conventions.md). dPi/dk is exactly 0 at k = 0,
-// where Pi is even in k; at |k| = 1 (k'^2 Pi tending to 0) the strong-zero product.
+// where nu = 0 (dPi/dnu) and where nu = k^2 (both), removable singularities near which they
+// lose digits. So on numbers, inside the domain, the derivatives and the Taylor series come
+// from the values' own algorithms run on truncated series instead, regular everywhere; the
+// closed forms serve the types that build derivatives from them (static graphs, nested duals,
+// the series tape), the poles and the modulus 1. dPi/dk is exactly 0 at k = 0, where Pi is even
+// in k; at |k| = 1 (k'^2 Pi tending to 0) the strong-zero product.
 struct comp_ellint_3_rule {
     static constexpr const char* name = "comp_ellint_3";
     static constexpr std::size_t arity = 2;
@@ -826,6 +987,20 @@ struct comp_ellint_3_rule {
     }
     template <std::size_t I, class Y, class A, class B>
     static constexpr auto partial(const Y& y, const A& k, const B& nu) {
+        if constexpr (detail::all_arithmetic<Y, A, B>) {
+            if (detail::inside_third_kind(y, k, nu))
+                return detail::elliptic_third_derivative<I>(y, k, nu);
+        }
+        return closed_form<I>(y, k, nu);
+    }
+    template <class T, std::size_t K, class... X>
+    static std::array<T, K + 1> series(const X&... x) {
+        return detail::elliptic_third_rule_series<comp_ellint_3_rule, T, K>(x...);
+    }
+
+private:
+    template <std::size_t I, class Y, class A, class B>
+    static constexpr auto closed_form(const Y& y, const A& k, const B& nu) {
         const auto k2 = k * k;
         const auto complement = one - k2;
         if constexpr (I == 0) {
@@ -846,6 +1021,20 @@ struct ellint_3_rule {
     }
     template <std::size_t I, class Y, class A, class B, class C>
     static constexpr auto partial(const Y& y, const A& k, const B& nu, const C& phi) {
+        if constexpr (detail::all_arithmetic<Y, A, B, C>) {
+            if (detail::inside_third_kind(y, k, nu, phi))
+                return detail::elliptic_third_derivative<I>(y, k, nu, phi);
+        }
+        return closed_form<I>(y, k, nu, phi);
+    }
+    template <class T, std::size_t K, class... X>
+    static std::array<T, K + 1> series(const X&... x) {
+        return detail::elliptic_third_rule_series<ellint_3_rule, T, K>(x...);
+    }
+
+private:
+    template <std::size_t I, class Y, class A, class B, class C>
+    static constexpr auto closed_form(const Y& y, const A& k, const B& nu, const C& phi) {
         using std::cos;
         using std::sin;
         using std::sqrt;
