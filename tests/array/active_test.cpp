@@ -357,6 +357,7 @@ TEST_CASE("misuse on the tape is reported: lengths that differ, stale arrays, in
         CHECK_THROWS_AS(x.slice(2, 4), nabla::shape_error);
         CHECK_THROWS_AS(x(nabla::range<2, -2>), nabla::shape_error);
         CHECK_THROWS_AS(x.at(3), nabla::tape_error);
+        CHECK_THROWS_WITH(x.at(3), "nabla::tape: var_array::at(3): the array has 3 elements");
     }
     auto recording = t.record();  // a new recording: `old` is stale
     const nabla::var_array x = nabla::input_array(t, std::vector<double>{1.0, 2.0});

@@ -181,8 +181,9 @@ public:
     // Checked: a tape_error past the end.
     active<T> at(std::size_t i) const {
         if (i >= size_)
-            detail::throw_tape_error("var_array::at(" + std::to_string(i) + "): the array has " +
-                                     std::to_string(size_) + " elements");
+            detail::throw_tape_error(detail::message()
+                                     << "var_array::at(" << i << "): the array has " << size_
+                                     << " elements");
         return (*this)[i];
     }
     // Elements begin .. end - 1, sharing this array's values and variables (a shape_error unless

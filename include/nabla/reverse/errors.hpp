@@ -1,9 +1,11 @@
 #pragma once
 // nabla::tape_error, what the tape reports for run-time misuse, and the messages it reports.
 
+#include <algorithm>
+#include <charconv>
 #include <cstddef>
+#include <cstring>
 #include <stdexcept>
-#include <string>
 
 namespace nabla {
 
@@ -16,15 +18,44 @@ public:
 
 namespace detail {
 
-[[noreturn]] inline void throw_tape_error(const std::string& what) {
-    throw tape_error("nabla::tape: " + what);
+// A message of words and counts, written into a buffer: the tape's errors are built with this
+// rather than std::string, whose concatenations every translation unit that records would
+// otherwise instantiate and optimise.
+class message {
+public:
+    message& operator<<(const char* words) {
+        const std::size_t n = std::min(std::strlen(words), capacity - size_);
+        std::memcpy(text_ + size_, words, n);
+        size_ += n;
+        text_[size_] = '\0';
+        return *this;
+    }
+    message& operator<<(std::size_t count) {
+        size_ = static_cast<std::size_t>(std::to_chars(text_ + size_, text_ + capacity, count).ptr -
+                                         text_);
+        text_[size_] = '\0';
+        return *this;
+    }
+    const char* text() const { return text_; }
+
+private:
+    static constexpr std::size_t capacity = 1023;
+    char text_[capacity + 1] = "nabla::tape: ";
+    std::size_t size_ = std::strlen("nabla::tape: ");
+};
+
+[[noreturn]] inline void throw_tape_error(const message& what) {
+    throw tape_error(what.text());
+}
+[[noreturn]] inline void throw_tape_error(const char* what) {
+    throw_tape_error(message() << what);
 }
 
 // What reading adjoints before a sweep gets (`what`: the call).
 [[noreturn]] inline void throw_not_swept(const char* what) {
-    throw_tape_error(std::string(what) +
-                     " before a sweep: call gradient(output), or zero_adjoints(), seed() and "
-                     "sweep()");
+    throw_tape_error(message() << what
+                               << " before a sweep: call gradient(output), or zero_adjoints(), "
+                                  "seed() and sweep()");
 }
 
 [[noreturn]] inline void throw_no_tape() {
@@ -45,9 +76,8 @@ namespace detail {
 
 inline void check_sizes(const char* what, std::size_t values, std::size_t variables) {
     if (values != variables)
-        throw_tape_error(std::string(what) + ": " + std::to_string(values) + " values for " +
-                         std::to_string(variables) +
-                         " variables (the two spans must have one size)");
+        throw_tape_error(message() << what << ": " << values << " values for " << variables
+                                   << " variables (the two spans must have one size)");
 }
 
 }  // namespace detail

@@ -23,7 +23,6 @@
 #include <cstdint>
 #include <functional>
 #include <span>
-#include <string>
 #include <utility>
 #include <vector>
 
@@ -257,9 +256,9 @@ private:
             return;
         const std::vector<T> g = c.pullback(w);
         if (g.size() != c.inputs.size())
-            detail::throw_tape_error("a custom operation's pullback returned " +
-                                     std::to_string(g.size()) + " adjoints for " +
-                                     std::to_string(c.inputs.size()) + " inputs");
+            detail::throw_tape_error(detail::message()
+                                     << "a custom operation's pullback returned " << g.size()
+                                     << " adjoints for " << c.inputs.size() << " inputs");
         for (std::size_t i = 0; i < g.size(); ++i)
             if (c.inputs[i] != 0)
                 adjoints_[c.inputs[i]] += g[i];
@@ -346,8 +345,9 @@ std::span<const T> tape<T>::adjoints_from(const active<T>& first, std::size_t n)
         detail::throw_not_swept("adjoints_from()");
     check(first.generation(), first.index());
     if (first.index() == 0 || n > adjoints_.size() - first.index())
-        detail::throw_tape_error("adjoints_from(first, n): the " + std::to_string(n) +
-                                 " variables from `first` on are not all on this tape");
+        detail::throw_tape_error(detail::message() << "adjoints_from(first, n): the " << n
+                                                   << " variables from `first` on are not all "
+                                                      "on this tape");
     return {adjoints_.data() + first.index(), n};
 }
 

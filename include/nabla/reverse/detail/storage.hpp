@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
-#include <string>
 #include <tuple>
 
 #include "../../config.hpp"
@@ -34,10 +33,10 @@ inline constexpr std::size_t partial_limit = end_mask;
 [[gnu::noinline]] inline std::size_t
 grown_capacity(std::size_t capacity, std::size_t needed, std::size_t limit) {
     if (needed > limit)
-        throw_tape_error("this recording needs more than " + std::to_string(limit) +
-                         " statements or partials, the tape's limit (at most 2^32 - 2 "
-                         "statements and 2^30 - 1 partials: indices are 32-bit; a smaller one is "
-                         "set by tape(max_entries))");
+        throw_tape_error(message() << "this recording needs more than " << limit
+                                   << " statements or partials, the tape's limit (at most 2^32 - "
+                                      "2 statements and 2^30 - 1 partials: indices are 32-bit; a "
+                                      "smaller one is set by tape(max_entries))");
     capacity = capacity < 65536 ? 65536 : capacity;
     while (capacity < needed)
         capacity *= 2;
