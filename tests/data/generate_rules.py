@@ -980,12 +980,14 @@ POINTS["max"] = POINTS["fmin"]
 POINTS["ellint_1"] = pts2((0.6, 0.7), (0.3, 1.2), (0.9, 0.3), (-0.5, 2.5),
                           (0.99, 1.0), (0.1, -1.0), (0.05, 0.4), (0.7, 4.0))
 POINTS["ellint_2"] = POINTS["ellint_1"]
-# (Away from nu = 0 and nu = k^2, where the closed forms of the derivatives divide 0 by 0.)
+# (Away from nu = 0 and nu = k^2, where the closed forms of the derivatives divide 0 by 0, and
+# from k = 0, where exact zeros among the third derivatives send the numerical differences to
+# thousands of digits; tests/rules/conventions_test.cpp pins both.)
 POINTS["comp_ellint_3"] = pts2((0.6, 0.3), (0.3, -0.5), (0.9, 0.5), (-0.5, -3.0), (0.99, 0.2),
-                               (0.1, 0.7), (0.8, 0.95), (0.0, 0.4), (0.5, -40.0))
+                               (0.1, 0.7), (0.8, 0.95), (0.5, -40.0))
 POINTS["ellint_3"] = [((), xs) for xs in [
     (0.6, 0.3, 0.9), (0.3, -0.5, 1.2), (0.9, 0.5, 0.3), (-0.5, -3.0, 2.5), (0.99, 0.2, 1.0),
-    (0.1, 0.7, -1.0), (0.7, 2.0, 0.4), (0.5, 0.4, 4.0), (0.0, 0.6, 0.8)]]
+    (0.1, 0.7, -1.0), (0.7, 2.0, 0.4), (0.5, 0.4, 4.0)]]
 POINTS["fmod"] = pts2((5.3, 2.0), (-5.3, 2.0), (1.0, 0.1), (7.5, -2.0), (0.5, 3.0),
                       (1e10, 3.7), (-0.1, 0.7), (2.5, 0.75))
 POINTS["sinc"] = pts1(0.7, -2.5, 1e-3, 0.0, 10.0, 3.14, 1e-9, 100.5)
