@@ -24,13 +24,10 @@
 #include <cmath>
 #include <compare>
 #include <cstddef>
-#include <functional>
 #include <limits>
 #include <stdexcept>
 #include <string>
-#include <tuple>
 #include <type_traits>
-#include <utility>
 
 #include "../concepts.hpp"
 #include "../config.hpp"
@@ -130,62 +127,61 @@ constexpr taylor<T, K> by_partial(const taylor<T, K>& u) {
     }
 }
 
-// The same for a rule of two or three operands: y' = sum of p_i x_i', each term integrated. A
-// plain number operand is a constant: its partial is never formed (it may not exist, or be NaN
-// where the constant's zero series would make it vanish).
-template <class Rule, class T, std::size_t K, class... X>
-constexpr taylor<T, K> by_partials(const X&... x) {
-    const auto at = [](const auto& u) {
-        if constexpr (is_taylor_v<std::remove_cvref_t<decltype(u)>>)
-            return u.c[0];
+// The same for a rule of two operands: y' = p_a a' + p_b b', each term integrated. A plain
+// number operand is a constant: its partial is never formed (it may not exist, or be NaN where
+// the constant's zero series would make it vanish).
+template <class Rule, class T, std::size_t K, class A, class B>
+constexpr taylor<T, K> by_partials(const A& a, const B& b) {
+    constexpr bool a_varies = is_taylor_v<A>, b_varies = is_taylor_v<B>;
+    const auto at = [](const auto& x) {
+        if constexpr (is_taylor_v<std::remove_cvref_t<decltype(x)>>)
+            return x.c[0];
         else
-            return T(u);
+            return T(x);
     };
-    const T value = Rule::value(at(x)...);
+    const T value = Rule::value(at(a), at(b));
     if constexpr (K == 0) {
         return taylor<T, 0>(value);
     } else {
-        const auto lower = [](const auto& u) {
-            if constexpr (is_taylor_v<std::remove_cvref_t<decltype(u)>>)
-                return from_coefficients(rules::series::truncate<K - 1>(u.c));
+        const auto lower = [](const auto& x) {
+            if constexpr (is_taylor_v<std::remove_cvref_t<decltype(x)>>)
+                return from_coefficients(rules::series::truncate<K - 1>(x.c));
             else
-                return T(u);
+                return T(x);
         };
-        const std::tuple lowered{lower(x)...};
-        const taylor<T, K - 1> y =
-            std::apply([](const auto&... l) { return by_partials<Rule, T, K - 1>(l...); }, lowered);
+        const auto la = lower(a);
+        const auto lb = lower(b);
+        const taylor<T, K - 1> y = by_partials<Rule, T, K - 1>(la, lb);
         std::array<T, K + 1> sum{};
         sum[0] = value;
-        const std::tuple operands{std::cref(x)...};
-        [&]<std::size_t... I>(std::index_sequence<I...>) {
-            const auto add = [&]<std::size_t J>(std::integral_constant<std::size_t, J>) {
-                const auto& u = std::get<J>(operands).get();
-                if constexpr (is_taylor_v<std::remove_cvref_t<decltype(u)>>) {
-                    const auto p = to_number<taylor<T, K - 1>>(std::apply(
-                        [&y](const auto&... l) { return Rule::template partial<J>(y, l...); },
-                        lowered));
-                    const auto term = rules::series::integrate(T(0), u.c, p.c);
-                    for (std::size_t k = 1; k <= K; ++k)
-                        sum[k] += term[k];
-                }
-            };
-            (add(std::integral_constant<std::size_t, I>{}), ...);
+        if constexpr (a_varies) {
+            const auto p = to_number<taylor<T, K - 1>>(Rule::template partial<0>(y, la, lb));
+            const auto term = rules::series::integrate(T(0), a.c, p.c);
+            for (std::size_t k = 1; k <= K; ++k)
+                sum[k] += term[k];
         }
-        (std::index_sequence_for<X...>{});
+        if constexpr (b_varies) {
+            const auto p = to_number<taylor<T, K - 1>>(Rule::template partial<1>(y, la, lb));
+            const auto term = rules::series::integrate(T(0), b.c, p.c);
+            for (std::size_t k = 1; k <= K; ++k)
+                sum[k] += term[k];
+        }
         return from_coefficients(sum);
     }
 }
 
 // Every operation on series: the rule's own recurrence where it has one, else by_partial (one
-// operand) or by_partials (more).
+// operand) or by_partials (two).
 template <class Rule, class T, std::size_t K, class... X>
 constexpr taylor<T, K> series_of(const X&... x) {
     if constexpr (requires { Rule::template series<T, K>(coefficients(x)...); }) {
         return from_coefficients(Rule::template series<T, K>(coefficients(x)...));
-    } else if constexpr (sizeof...(X) == 1) {
-        return by_partial<Rule>(x...);
-    } else {
+    } else if constexpr (sizeof...(X) == 2) {
         return by_partials<Rule, T, K>(x...);
+    } else {
+        static_assert(sizeof...(X) == 1, "nabla::taylor: a rule of three operands needs a "
+                                         "series member (its Taylor recurrence)");
+        return by_partial<Rule>(x...);
     }
 }
 
