@@ -590,6 +590,14 @@ TEST_CASE("the elliptic integrals of the third kind at their edges", "[rules][co
     numeric_modes([](const auto& v) { return comp_ellint_3(v, 0.25); }, 0.5,
                   0.67557332807684374776);
     numeric_modes([](const auto& v) { return ellint_3(0.5, v, 0.7); }, 0.0, 0.10716529006202977122);
+    // Inside a quarter period the modulus 1 is an ordinary point of Pi (mpmath's dPi/dk); past a
+    // pole of nu > 1 the derivatives are NaN with the value; for a large negative nu dPi/dk comes
+    // from the closed form, where the series cancel (mpmath's value).
+    CHECK(ellint_3(D(1.0, {1.0}), 0.5, 1.0).tangent[0] ==
+          Approx(1.1424661196723427).epsilon(1e-14));
+    CHECK(std::isnan(ellint_3(0.5, 2.0, D(2.0, {1.0})).tangent[0]));
+    CHECK(comp_ellint_3(D(0.5, {1.0}), -1e6).tangent[0] ==
+          Approx(9.7752238836244503e-7).epsilon(1e-14));
 }
 
 TEST_CASE("the Legendre, Gegenbauer and Laguerre families at their edges", "[rules][conventions]") {

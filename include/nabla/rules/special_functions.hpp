@@ -394,11 +394,18 @@ constexpr auto constant_term(const X& u) {
     else
         return u[0];
 }
-// Where the series of Pi exist: a finite value and |k| < 1 (the poles and the modulus 1 are
-// left to the closed forms, whose limits there are the conventions).
+// Where the series of Pi exist: a finite value (|k| = 1 included, inside a quarter period; the
+// poles are left to the closed forms, whose limits there are the conventions).
 template <class Y, class A, class... X>
 bool inside_third_kind(const Y& value, const A& k, const X&...) {
-    return std::isfinite(value) && std::abs(k) < A(1);
+    return std::isfinite(value) && std::abs(k) <= A(1);
+}
+// Which derivative the series give on numbers: all but dPi/dk for nu < 0, where the series'
+// terms cancel (Pi's leading term pi / (2 sqrt(-nu)) is the same for every k) and the closed
+// form, free of cancellation there, is the better.
+template <std::size_t I, class B>
+bool series_derivative(const B& nu) {
+    return I != 0 || !(nu < B(0));
 }
 // dPi/d(operand I) at a point inside: the series of order 1 in that operand's direction.
 template <std::size_t I, class Y, class... X>
@@ -988,8 +995,11 @@ struct comp_ellint_3_rule {
     template <std::size_t I, class Y, class A, class B>
     static constexpr auto partial(const Y& y, const A& k, const B& nu) {
         if constexpr (detail::all_arithmetic<Y, A, B>) {
-            if (detail::inside_third_kind(y, k, nu))
-                return detail::elliptic_third_derivative<I>(y, k, nu);
+            using T = decltype(closed_form<I>(y, k, nu));
+            if (std::isnan(y))
+                return std::numeric_limits<T>::quiet_NaN();
+            if (detail::inside_third_kind(y, k, nu) && detail::series_derivative<I>(nu))
+                return T(detail::elliptic_third_derivative<I>(y, k, nu));
         }
         return closed_form<I>(y, k, nu);
     }
@@ -1022,8 +1032,11 @@ struct ellint_3_rule {
     template <std::size_t I, class Y, class A, class B, class C>
     static constexpr auto partial(const Y& y, const A& k, const B& nu, const C& phi) {
         if constexpr (detail::all_arithmetic<Y, A, B, C>) {
-            if (detail::inside_third_kind(y, k, nu, phi))
-                return detail::elliptic_third_derivative<I>(y, k, nu, phi);
+            using T = decltype(closed_form<I>(y, k, nu, phi));
+            if (std::isnan(y))
+                return std::numeric_limits<T>::quiet_NaN();
+            if (detail::inside_third_kind(y, k, nu, phi) && detail::series_derivative<I>(nu))
+                return T(detail::elliptic_third_derivative<I>(y, k, nu, phi));
         }
         return closed_form<I>(y, k, nu, phi);
     }
