@@ -314,30 +314,35 @@ N elliptic_third_part(N m, N n, N s, N c) {
     using T = std::remove_cvref_t<decltype(plain(m))>;
     constexpr T inf = std::numeric_limits<T>::infinity();
     const N s2 = s * s, y = T(1) - m * s2;
-    const auto positive = [&](const N& characteristic, const N& p) {
-        if (plain(p) == T(0) || (plain(y) == T(0) && plain(c) == T(0)))
-            return N(std::copysign(inf, plain(s)));
-        const N f = s * carlson_rf(c * c, y, N(T(1)));
-        return is_zero(characteristic)
-                   ? f
-                   : f + characteristic * s * s2 * carlson_rj(c * c, y, N(T(1)), p) / T(3);
-    };
+    const bool modulus_one = plain(y) == T(0) && plain(c) == T(0);
+    N p;
     if (plain(n) < T(0)) {
         if (std::isinf(plain(n)))
             return N(std::copysign(T(0), plain(s)));
-        if (plain(y) == T(0) && plain(c) == T(0))
+    } else {
+        p = T(1) - n * s2;
+        if (!(plain(p) >= T(0)))
+            return N(std::numeric_limits<T>::quiet_NaN());
+    }
+    if (modulus_one || (!(plain(n) < T(0)) && plain(p) == T(0)))
+        return N(std::copysign(inf, plain(s)));
+    // s R_F, the first kind's part, once for both forms.
+    const N first = s * carlson_rf(c * c, y, N(T(1)));
+    const auto with_characteristic = [&](const N& characteristic, const N& q) {
+        if (plain(q) == T(0))
             return N(std::copysign(inf, plain(s)));
+        return is_zero(characteristic)
+                   ? first
+                   : first + characteristic * s * s2 * carlson_rj(c * c, y, N(T(1)), q) / T(3);
+    };
+    if (plain(n) < T(0)) {
         const N shifted = m - n, rest = T(1) - n;
         const N w2 = -n / rest / shifted, w = sqrt(w2);
         const N characteristic = shifted / rest, complement = (T(1) - m) / rest;
-        const N first = s * carlson_rf(c * c, y, N(T(1)));
-        return w2 * (T(1) - m) * positive(characteristic, c * c + s2 * complement) +
+        return w2 * (T(1) - m) * with_characteristic(characteristic, c * c + s2 * complement) +
                m / shifted * first + w * atan(w * shifted * s * c / sqrt(y));
     }
-    const N p = T(1) - n * s2;
-    if (!(plain(p) >= T(0)))
-        return N(std::numeric_limits<T>::quiet_NaN());
-    return positive(n, p);
+    return with_characteristic(n, p);
 }
 
 // Pi(n, k, phi) for |k| <= 1 and every real phi where 1 - n sin^2 t stays positive from 0 to
