@@ -64,9 +64,12 @@ enum class shape {
     returned_expression,  // an expression returned from a helper whose local r2 it reads
     constant_named,       // t = 1 - a; u = k - b (two intermediates holding constants);  t u + t^2
     custom_rule,          // (y, z) = custom_vjp(u sin u, u^2), u = a - b; s = z; s += y c
+    long_sum,             // u = a - b; a b + c d - a c + u^2 ... (24 terms): recorded in pieces
+    long_product,         // sin a cos b sin c cos d ... (12 factors): pieces of a product
+    right_nested,         // a + (b - (c + (d u + (a - ...)))): pieces of its right operands
 };
 // clang-format on
-inline constexpr int shape_count = static_cast<int>(shape::custom_rule) + 1;
+inline constexpr int shape_count = static_cast<int>(shape::right_nested) + 1;
 
 const char* name(shape s) {
     // clang-format off
@@ -75,7 +78,8 @@ const char* name(shape s) {
         "collapsed_and_leaves", "two_collapsed", "rosenbrock_term", "helper_locals",
         "many_leaves", "large_named", "shared_twice", "accumulate_elsewhere", "passive_constant",
         "copy_of_variable", "compound", "collapsed_and_named", "branch", "chain_of_shares",
-        "returned_expression", "constant_named", "custom_rule"};
+        "returned_expression", "constant_named", "custom_rule", "long_sum", "long_product",
+        "right_nested"};
     // clang-format on
     return names[static_cast<int>(s)];
 }
@@ -208,6 +212,41 @@ template <class T>
     const T &a = o.a, &b = o.b, &c = o.c, &d = o.d;
     return a * b * c * d * a * b * c * d * a + b;
 }
+// Statements longer than a node holds (reverse/detail/record.hpp, within_room): recorded in
+// pieces, the first term of each sum after the first piece being the piece before.
+template <class T>
+[[gnu::noinline]] T long_sum(const operands<T>& o) {
+    using std::sin;
+    const T &a = o.a, &b = o.b, &c = o.c, &d = o.d;
+    const double k = o.k;
+    auto u = a - b;
+    return a * b + c * d - a * c + u * u + b * d - c + d * a + u * c - k * b + sin(a) * d + a * a -
+           u * d + c * c + b + k - d * b * a + u * u * c + sin(c) - a * d * k + b * b + c * u - d +
+           a * b * c + u;
+}
+template <class T>
+[[gnu::noinline]] T long_product(const operands<T>& o) {
+    using std::cos, std::sin;
+    const T &a = o.a, &b = o.b, &c = o.c, &d = o.d;
+    return sin(a) * cos(b) * sin(c) * cos(d) * sin(b) * cos(a) * sin(d) * cos(c) * sin(a + b) *
+           cos(c - d) * sin(a * o.k) * cos(b * d);
+}
+template <class T>
+[[gnu::noinline]] T right_nested(const operands<T>& o) {
+    const T &a = o.a, &b = o.b, &c = o.c, &d = o.d;
+    auto u = c * d;
+    return a +
+           (b -
+            (c +
+             (d * u +
+              (a -
+               (b * c +
+                (u - (d + (a * a -
+                           (b + (c * a +
+                                 (d - (u * a +
+                                       (b * d - (c + (a * b + (d * c - (u + a * d)))))))))))))))));
+}
+
 template <class T>
 [[gnu::noinline]] T large_named(const operands<T>& o) {
     const T &a = o.a, &b = o.b, &c = o.c, &d = o.d;
@@ -343,6 +382,12 @@ T run_step(const step& s, const T& a, const T& b, const T& c, const T& d, int* b
         return many_leaves(o);
     case shape::large_named:
         return large_named(o);
+    case shape::long_sum:
+        return long_sum(o);
+    case shape::long_product:
+        return long_product(o);
+    case shape::right_nested:
+        return right_nested(o);
     case shape::shared_twice:
         return shared_twice(o);
     case shape::accumulate_elsewhere:

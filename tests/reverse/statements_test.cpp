@@ -1,6 +1,6 @@
 // What one statement of the run-time tape records: a pair per variable it reads (uses merged),
-// passive variables and constants never written, an accumulation's partial 1 kept as a bit, and
-// a sum the statement reads again merged into its pair.
+// passive variables and constants never written, an accumulation's partial 1 kept as a bit, a
+// sum the statement reads again merged into its pair, and a long statement recorded in pieces.
 
 #include <nabla/nabla.hpp>
 
@@ -283,4 +283,121 @@ TEST_CASE("an integer constant in a statement is a number of the tape's type (re
     // (Integers stay integers where a rule reads them as such: a power's exponent, an order.)
     CHECK(tape.adjoint(x) ==
           Approx(3 * 0.3 * 0.3 + nabla::rules::polygamma(2, 0.3)).epsilon(1e-15));
+}
+
+TEST_CASE("tape: a statement longer than a node holds is recorded in pieces, one statement with "
+          "the whole gradient",
+          "[reverse]") {
+    // A node holds at most 32 subexpressions (reverse/detail/record.hpp, within_room): longer
+    // statements are recorded in pieces collapsed on the way. The value is still added left to
+    // right, as on doubles; the statement is still one.
+    tape<> t;
+    auto recording = t.record();
+    var x = t.input(1.5), y = t.input(-2.5);
+    const auto sum = [](const auto& x, const auto& y) {
+        // 32 terms, 64 leaves: f = 21 x y + 11 (x - y).
+        return x * y + x - y + y * x + x * y + x - y + y * x + x * y + x - y + y * x + x * y + x -
+               y + y * x + x * y + x - y + y * x + x * y + x - y + y * x + x * y + x - y + y * x +
+               x * y + x - y + y * x + x * y + x - y + y * x + x * y + x - y + y * x + x * y + x -
+               y;
+    };
+
+    SECTION("a sum of 64 leaves") {
+        const std::size_t before = t.statements();
+        var f = sum(x, y);
+        CHECK(t.statements() == before + 1);
+        CHECK(f.value == sum(1.5, -2.5));
+        t.gradient(f);
+        CHECK(t.adjoint(x) == 21.0 * -2.5 + 11.0);
+        CHECK(t.adjoint(y) == 21.0 * 1.5 - 11.0);
+        var twice = sum(x, y) - sum(y, x) + sum(x, x);  // 192 leaves
+        t.gradient(twice);
+        CHECK(twice.value == sum(1.5, -2.5) - sum(-2.5, 1.5) + sum(1.5, 1.5));
+        // twice = 22 (x - y) + 21 x^2
+        CHECK(t.adjoint(x) == Approx(42.0 * 1.5 + 22.0).epsilon(1e-15));
+        CHECK(t.adjoint(y) == Approx(-22.0).epsilon(1e-15));
+    }
+
+    SECTION("named intermediates, passive variables and constants across pieces") {
+        var c = 7.0;
+        auto u = x - y;                                            // held by copy
+        auto big = x * y + x * x + y * y + x * c + y + x * y * x;  // collapsed
+        var f = u * u + c * x + big + u * c + 3.0 * y + u * x + big * u + c + x * x * x - u +
+                big * y + c * c * y + u * u * u + x * y * c - big + y * y + u + 2.0 + x * c -
+                big * big + u * y * x;
+        const double xv = 1.5, yv = -2.5, cv = 7.0, uv = xv - yv;
+        const double bv = xv * yv + xv * xv + yv * yv + xv * cv + yv + xv * yv * xv;
+        const double value = uv * uv + cv * xv + bv + uv * cv + 3.0 * yv + uv * xv + bv * uv + cv +
+                             xv * xv * xv - uv + bv * yv + cv * cv * yv + uv * uv * uv +
+                             xv * yv * cv - bv + yv * yv + uv + 2.0 + xv * cv - bv * bv +
+                             uv * yv * xv;
+        CHECK(f.value == value);
+        t.gradient(f);
+        // df = fu du + fb db + f_x dx + f_y dy (the partials in u, big, x and y apart).
+        const double fu = 2 * uv + cv + xv + bv - 1 + 3 * uv * uv + 1 + yv * xv;
+        const double fb = 1 + uv + yv - 1 - 2 * bv;
+        const double fx = cv + uv + 3 * xv * xv + yv * cv + cv + uv * yv;
+        const double fy = 3.0 + bv + cv * cv + xv * cv + 2 * yv + uv * xv;
+        const double bx = yv + 2 * xv + cv + 2 * xv * yv, by = xv + 2 * yv + 1 + xv * xv;
+        CHECK(t.adjoint(x) == Approx(fu + fb * bx + fx).epsilon(1e-14));
+        CHECK(t.adjoint(y) == Approx(-fu + fb * by + fy).epsilon(1e-14));
+        CHECK(t.adjoint(c) == 0.0);
+    }
+
+    SECTION("a product of 40 leaves and a sum nested to the right") {
+        var p = x * y * x * y * x * y * x * y * x * y * x * y * x * y * x * y * x * y * x * y * x *
+                y * x * y * x * y * x * y * x * y * x * y * x * y * x * y * x * y * x * y;
+        const double pv = std::pow(1.5 * -2.5, 20);
+        CHECK(p.value == Approx(pv).epsilon(1e-15));
+        t.gradient(p);
+        CHECK(t.adjoint(x) == Approx(20.0 * pv / 1.5).epsilon(1e-14));
+        CHECK(t.adjoint(y) == Approx(20.0 * pv / -2.5).epsilon(1e-14));
+        var r =
+            x +
+            (y -
+             (x * y +
+              (y * y -
+               (x + (y * x -
+                     (x * x +
+                      (y - (x * y * y +
+                            (x - (y + (x * y - (y * y * x +
+                                                (x - (y * y + (x * x - (y + (x * y)))))))))))))))));
+        // r = -2 x^2 + 2 x y^2 + 4 x - 2 y^2
+        t.gradient(r);
+        CHECK(t.adjoint(x) == Approx(10.5).epsilon(1e-14));
+        CHECK(t.adjoint(y) == Approx(-5.0).epsilon(1e-14));
+    }
+
+    SECTION("a variable of another recording in a piece is reported") {
+        tape<> other;
+        var stale;
+        {
+            auto inner = other.record();
+            stale = other.input(1.0);
+        }
+        other.clear();
+        CHECK_THROWS_AS(var(sum(x, y) + sum(stale, y)), nabla::tape_error);
+    }
+}
+
+TEST_CASE("tape: a long statement with no tape recording is computed on passive variables, and "
+          "an active one is reported",
+          "[reverse]") {
+    const auto sum = [](const auto& x, const auto& y) {
+        return x * y + x - y + y * x + x * y + x - y + y * x + x * y + x - y + y * x + x * y + x -
+               y + y * x + x * y + x - y + y * x + x * y + x - y + y * x + x * y + x - y + y * x +
+               x * y + x - y + y * x + x * y + x - y + y * x + x * y + x - y + y * x + x * y + x -
+               y;
+    };
+    var a = 1.5, b = -2.5;
+    var f = sum(a, b);
+    CHECK(f.value == sum(1.5, -2.5));
+    CHECK_FALSE(f.is_active());
+    tape<> t;
+    var x;
+    {
+        auto recording = t.record();
+        x = t.input(1.5);
+    }
+    CHECK_THROWS_AS(var(sum(x, b)), nabla::tape_error);
 }

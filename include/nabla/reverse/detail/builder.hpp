@@ -24,7 +24,6 @@ namespace nabla::detail {
 
 template <auto... Members>
 struct member_path;
-struct by_address;
 template <class E, std::size_t Id, class P, class Path>
 struct walk_list;
 // How many subexpressions a walk visits in an expression.
@@ -33,17 +32,11 @@ inline constexpr std::size_t walk_size = ActiveOperand<E> ? 1 : 0;
 template <class Rule, class T, class... Operands>
 inline constexpr std::size_t walk_size<active_node<Rule, T, Operands...>> = (walk_size<Operands> +
                                                                              ... + 1);
-// Up to this many, a walk reaches each subexpression by a path of member pointers from the
-// statement; beyond, by addresses it passes down (below).
+// The most subexpressions a node holds: a path's type grows with its depth, and so does the
+// compile time of each entry (the nodes see to it: record.hpp, within_room).
 inline constexpr std::size_t path_limit = 32;
-template <class E>
-inline constexpr bool walks_by_address = walk_size<E> > path_limit;
 template <class E, class P>
-using walk_t =
-    typename walk_list<E,
-                       0,
-                       P,
-                       std::conditional_t<walks_by_address<E>, by_address, member_path<>>>::type;
+using walk_t = typename walk_list<E, 0, P, member_path<>>::type;
 template <class Nodes, class Leaves, class Collapsed, class Named>
 struct walk_kinds;
 template <class Builder,
@@ -400,12 +393,9 @@ NABLA_ALWAYS_INLINE T node_partial(const active_node<Rule, T, Operands...>& e,
 //
 // A path of constant member pointers lets the compiler keep the expression in registers, where
 // addresses kept in an array make it store the expression to memory and read it back (three
-// times the recording time of Lennard-Jones's statements). But a path's type grows with its
-// depth, and so does the compile time of each entry: a statement of more than path_limit
-// subexpressions is walked by address, its entries' addresses passed down in an array.
+// times the recording time of Lennard-Jones's statements).
 template <auto... Members>
 struct member_path {};
-struct by_address {};
 
 template <class E, std::size_t Id, class P, class Path, std::size_t... Children>
 struct walk_entry {
@@ -445,10 +435,6 @@ struct operand_path;
 template <auto... Members, class Node, std::size_t I>
 struct operand_path<member_path<Members...>, Node, I> {
     using type = member_path<Members..., &Node::operands, operand<I, Node>>;
-};
-template <class Node, std::size_t I>
-struct operand_path<by_address, Node, I> {
-    using type = by_address;
 };
 
 template <class E, std::size_t Id, class P, class Path>
@@ -540,39 +526,6 @@ NABLA_ALWAYS_INLINE void pass_down(const Root& root,
     pass_down_from(e, adjoints,
                    static_cast<walk_entry<E, Id, P, member_path<>, Children...>*>(nullptr));
 }
-// The addresses where a walk by address keeps its entries.
-template <std::size_t N>
-using walk_addresses = std::array<const void*, N>;
-// A node's entry for a walk by address: its operands' addresses too.
-template <std::size_t N, class E, std::size_t Id, class P, std::size_t... Children>
-NABLA_ALWAYS_INLINE void pass_addresses(walk_addresses<N>& at,
-                                        walk_entry<E, Id, P, by_address, Children...>*) {
-    const E& e = *static_cast<const E*>(at[Id]);
-    const auto& o = e.operands;
-    constexpr std::size_t child[] = {Children...};
-    if constexpr (ActiveOperand<decltype(o.first)>)
-        at[child[0]] = &o.first;
-    if constexpr (E::arity >= 2) {
-        if constexpr (ActiveOperand<decltype(o.second)>)
-            at[child[1]] = &o.second;
-    }
-    if constexpr (E::arity >= 3) {
-        if constexpr (ActiveOperand<decltype(o.third)>)
-            at[child[2]] = &o.third;
-    }
-    if constexpr (E::arity >= 4) {
-        if constexpr (ActiveOperand<decltype(o.fourth)>)
-            at[child[3]] = &o.fourth;
-    }
-}
-template <class T, std::size_t N, class E, std::size_t Id, class P, std::size_t... Children>
-NABLA_ALWAYS_INLINE void pass_down(walk_addresses<N>& at,
-                                   std::array<T, N>& adjoints,
-                                   walk_entry<E, Id, P, by_address, Children...>* entry) {
-    pass_addresses(at, entry);
-    pass_down_from(*static_cast<const E*>(at[Id]), adjoints,
-                   static_cast<walk_entry<E, Id, P, member_path<>, Children...>*>(nullptr));
-}
 // The adjoints of the operands of the node e of an entry.
 template <class T, std::size_t N, class E, std::size_t Id, class P, std::size_t... Children>
 NABLA_ALWAYS_INLINE void pass_down_from(const E& e,
@@ -633,7 +586,7 @@ NABLA_ALWAYS_INLINE void propagate(Builder& b,
                                               type_list<Named...>>) {
     constexpr std::size_t n =
         sizeof...(Nodes) + sizeof...(Leaves) + sizeof...(Collapsed) + sizeof...(Named);
-    if constexpr (n > 0 && !walks_by_address<E>) {
+    if constexpr (n > 0) {
         std::array<T, n> adjoints;
         adjoints[0] = adjoint;
         (pass_down(e, adjoints, static_cast<Nodes*>(nullptr)), ...);
@@ -645,36 +598,6 @@ NABLA_ALWAYS_INLINE void propagate(Builder& b,
          ...);
         (b.template named_operand<Named::position::name>(at_path(e, typename Named::path{}),
                                                          adjoints[Named::id]),
-         ...);
-    } else if constexpr (n > 0) {
-        walk_addresses<n> at;
-        std::array<T, n> adjoints;
-        at[0] = &e;
-        adjoints[0] = adjoint;
-        (pass_down(at, adjoints, static_cast<Nodes*>(nullptr)), ...);
-        constexpr std::size_t places[] = {
-            statement_leaf_place<Builder, typename Leaves::position>..., 0};
-        // Beyond leaf_merge_limit, leaves written as they come are written by a loop over their
-        // ids: a fold emits a copy of the leaf code per leaf, which a long statement pays for in
-        // compile time.
-        constexpr bool one_place =
-            sizeof...(Leaves) > leaf_merge_limit &&
-            ((statement_leaf_place<Builder, typename Leaves::position> == places[0]) && ...);
-        if constexpr (one_place) {
-            constexpr std::size_t ids[] = {Leaves::id...};
-            for (std::size_t k = 0; k < sizeof...(Leaves); ++k)
-                b.template leaf<places[0]>(out, *static_cast<const active<T>*>(at[ids[k]]),
-                                           adjoints[ids[k]]);
-        } else {
-            (b.template leaf<statement_leaf_place<Builder, typename Leaves::position>>(
-                 out, *static_cast<const active<T>*>(at[Leaves::id]), adjoints[Leaves::id]),
-             ...);
-        }
-        (b.template collapsed_operand<Collapsed::position::slot>(
-             *static_cast<const collapsed<T>*>(at[Collapsed::id]), adjoints[Collapsed::id]),
-         ...);
-        (b.template named_operand<Named::position::name>(
-             *static_cast<const typename Named::type*>(at[Named::id]), adjoints[Named::id]),
          ...);
     }
 }

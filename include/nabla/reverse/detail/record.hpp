@@ -120,23 +120,9 @@ NABLA_ALWAYS_INLINE bool reads_active(const E& e,
                                                  type_list<Leaves...>,
                                                  type_list<Collapsed...>,
                                                  type_list<Named...>>) {
-    if constexpr (!walks_by_address<E>) {
-        return ((at_path(e, typename Leaves::path{}).index() != 0) || ... || false) ||
-               ((at_path(e, typename Collapsed::path{}).count != 0) || ... || false) ||
-               (reads_active(at_path(e, typename Named::path{}).node) || ... || false);
-    } else {
-        constexpr std::size_t n =
-            sizeof...(Nodes) + sizeof...(Leaves) + sizeof...(Collapsed) + sizeof...(Named);
-        using T = active_value_t<E>;
-        walk_addresses<n> at;
-        at[0] = &e;
-        (pass_addresses(at, static_cast<Nodes*>(nullptr)), ...);
-        return ((static_cast<const active<T>*>(at[Leaves::id])->index() != 0) || ... || false) ||
-               ((static_cast<const collapsed<T>*>(at[Collapsed::id])->count != 0) || ... ||
-                false) ||
-               (reads_active(static_cast<const typename Named::type*>(at[Named::id])->node) ||
-                ... || false);
-    }
+    return ((at_path(e, typename Leaves::path{}).index() != 0) || ... || false) ||
+           ((at_path(e, typename Collapsed::path{}).count != 0) || ... || false) ||
+           (reads_active(at_path(e, typename Named::path{}).node) || ... || false);
 }
 template <class E>
 NABLA_ALWAYS_INLINE bool reads_active(const E& e) {
@@ -188,18 +174,29 @@ one_intermediate(const shared_uses<T, Slots>& u, T& scale, std::index_sequence<K
             ...);
 }
 
-// The collapsed form of a named node: its partials in the scratch memory, made once. (Once made,
-// it is returned without asking the tape: a form made in another recording, whose variables are
-// then stale too, is reported by the statement that uses it, as making it again would be; a form
-// without partials stays right. So the compiler sees that the uses of one intermediate are the
-// same.) A form made while no tape records is kept as well, so a later use returns the cached form
-// on both paths: with one path rebuilding it, every use after the first was a join of two forms,
-// which g++ could not see equal, and a statement merged the uses of s6 = 1 / (r2 * r2 * r2) at run
-// time.
+// Whether a sum continues a statement recorded in pieces (below, within_room): its first term,
+// down the sum, is a collapsed piece.
+template <class E>
+inline constexpr bool continues_pieces = is_collapsed_v<E>;
+template <class T, class A, class B>
+inline constexpr bool continues_pieces<active_node<rules::add_rule, T, A, B>> = continues_pieces<A>;
+template <class T, class A, class B>
+inline constexpr bool continues_pieces<active_node<rules::sub_rule, T, A, B>> = continues_pieces<A>;
+
+// The collapsed form of a node, its partials in the scratch memory, made once into `form`: a
+// named node's cache, or a new form (generation 0) for a piece of a long statement (below,
+// within_room). (Once made, it is returned without asking the tape: a form made in another
+// recording, whose variables are then stale too, is reported by the statement that uses it, as
+// making it again would be; a form without partials stays right. So the compiler sees that the
+// uses of one intermediate are the same.) A form made while no tape records is kept as well, so
+// a later use returns the cached form on both paths: with one path rebuilding it, every use after
+// the first was a join of two forms, which g++ could not see equal, and a statement merged the
+// uses of s6 = 1 / (r2 * r2 * r2) at run time.
 template <class Rule, class T, class... Operands>
-NABLA_ALWAYS_INLINE collapsed<T> collapse(const active_node<Rule, T, Operands...>& e) {
-    if (e.cache.generation != 0)
-        return e.cache;
+NABLA_ALWAYS_INLINE collapsed<T> collapse(const active_node<Rule, T, Operands...>& e,
+                                          collapsed<T>& form) {
+    if (form.generation != 0)
+        return form;
     using Node = active_node<Rule, T, Operands...>;
     if constexpr (leaf_count<Node> == 0 && named_list_t<Node>::size == 0 &&
                   0 < collapsed_count<Node>) {
@@ -209,15 +206,15 @@ NABLA_ALWAYS_INLINE collapsed<T> collapse(const active_node<Rule, T, Operands...
         propagate(u, out, e, T(1), walk_t<Node, first_position>{});
         T scale;
         if (one_intermediate(u, scale, std::make_index_sequence<collapsed_count<Node>>{})) {
-            e.cache = collapsed<T>{e.value, u.begins[0], u.counts[0], u.generations[0], scale};
-            return e.cache;
+            form = collapsed<T>{e.value, u.begins[0], u.counts[0], u.generations[0], scale};
+            return form;
         }
     }
     tape<T>* target = active_tape<T>;
     if (target == nullptr) {
         check_passive(e);
-        e.cache = collapsed<T>{e.value, 0, 0, passive_generation, T(1)};
-        return e.cache;
+        form = collapsed<T>{e.value, 0, 0, passive_generation, T(1)};
+        return form;
     }
     using E = active_node<Rule, T, Operands...>;
     using Builder = statement_builder<T, E>;
@@ -233,11 +230,33 @@ NABLA_ALWAYS_INLINE collapsed<T> collapse(const active_node<Rule, T, Operands...
         const std::size_t total = b.merge_collapsed();
         const auto one = b.sole_collapsed();
         if (one.found) {
-            e.cache =
-                collapsed<T>{e.value, one.begin, one.count, target->generation(), one.adjoint};
-            return e.cache;
+            form = collapsed<T>{e.value, one.begin, one.count, target->generation(), one.adjoint};
+            return form;
         }
         b.write_collapsed(out, total);
+    } else if constexpr (continues_pieces<E>) {
+        // The piece before, when its partials end where these begin and it is added as it is,
+        // is extended by these rather than copied: a long sum's pieces are then written once.
+        std::size_t total = b.merge_collapsed();
+        const bool extend = b.kept[0] && b.counts[0] != 0 && b.adjoints[0] == T(1) &&
+                            std::size_t(b.begins[0]) + b.counts[0] == begin;
+        if (extend) {
+            b.kept[0] = false;
+            total -= b.counts[0];
+        }
+        b.expand_named(out);
+        b.write_leaves(out);
+        b.write_collapsed(out, total);
+        out.close();
+        const std::size_t count = tape_access::scratch(*target).size() - begin;
+        if (extend) {
+            form = collapsed<T>{e.value, b.begins[0], static_cast<tape_index>(b.counts[0] + count),
+                                target->generation(), T(1)};
+            return form;
+        }
+        form = collapsed<T>{e.value, static_cast<tape_index>(begin), static_cast<tape_index>(count),
+                            target->generation(), T(1)};
+        return form;
     } else {
         b.expand_named(out);
         b.write_leaves(out);
@@ -245,9 +264,41 @@ NABLA_ALWAYS_INLINE collapsed<T> collapse(const active_node<Rule, T, Operands...
     }
     out.close();
     const std::size_t count = tape_access::scratch(*target).size() - begin;
-    e.cache = collapsed<T>{e.value, static_cast<tape_index>(begin), static_cast<tape_index>(count),
-                           target->generation(), T(1)};
-    return e.cache;
+    form = collapsed<T>{e.value, static_cast<tape_index>(begin), static_cast<tape_index>(count),
+                        target->generation(), T(1)};
+    return form;
+}
+
+// A node holds at most path_limit subexpressions, so that every statement is walked by paths
+// (builder.hpp): an operand that would make it larger, a temporary node of more than its share of
+// them, is collapsed first, in a function of its own. A statement beyond that size (a sum of many
+// products) is then recorded in pieces: the first of up to path_limit subexpressions, and the
+// sums that continue it (the first term, down the sum, is the collapsed piece before) of up to
+// piece_limit each. Small pieces of one shape share one function (the terms of
+// a long sum are mostly of a few shapes), so a statement's compile time grows with its length,
+// not faster, and little; each piece costs its partials copied once more at run time.
+inline constexpr std::size_t piece_limit = 10;
+template <class E>
+inline constexpr std::size_t node_limit =
+    continues_pieces<std::remove_cvref_t<E>> ? piece_limit : path_limit;
+// (The subexpressions of an operand as a node holds it: a named one is one.)
+template <class E>
+inline constexpr std::size_t held_walk_size =
+    is_active_node_v<std::remove_cvref_t<E>> && !std::is_lvalue_reference_v<E>
+        ? walk_size<std::remove_cvref_t<E>>
+        : (ActiveOperand<E> ? 1 : 0);
+template <class E>
+[[gnu::noinline]] collapsed<active_value_t<E>> collapse_piece(const E& e) {
+    collapsed<active_value_t<E>> form{};
+    return collapse(e, form);
+}
+template <std::size_t Room, class E>
+NABLA_ALWAYS_INLINE constexpr decltype(auto) within_room(E&& e) {
+    using D = std::remove_cvref_t<E>;
+    if constexpr (is_active_node_v<D> && !std::is_lvalue_reference_v<E> && walk_size < D >> Room)
+        return collapse_piece(e);
+    else
+        return static_cast<E&&>(e);
 }
 
 // An operand as a node holds it: variables, named and collapsed intermediates and constants by
@@ -287,7 +338,7 @@ NABLA_ALWAYS_INLINE constexpr decltype(auto) hold(E&& e) {
         else if constexpr (D::held_by_copy)
             return named<D>{e, &e};
         else
-            return collapse(e);
+            return collapse(e, e.cache);
     } else if constexpr (ActiveOperand<D> && (std::is_lvalue_reference_v<E> ||
                                               std::is_const_v<std::remove_reference_t<E>>))
         return D(e);
@@ -315,13 +366,12 @@ using held_by_rule_t =
 
 template <class Rule, class A, class B>
 NABLA_ALWAYS_INLINE constexpr auto make_binary(A&& a, B&& b) {
-    if constexpr (ActiveOperand<A>) {
-        using T = active_value_t<A>;
-        using N = active_node<Rule, T, held_by_rule_t<Rule, T, A>, held_by_rule_t<Rule, T, B>>;
-        return N(hold<T, A, integer_operands<Rule>>(std::forward<A>(a)),
-                 hold<T, B, integer_operands<Rule>>(std::forward<B>(b)));
+    constexpr std::size_t limit = node_limit<A>;
+    if constexpr (held_walk_size<A> + held_walk_size<B> + 1 > limit) {
+        return make_binary<Rule>(within_room<(limit - 1) / 2>(std::forward<A>(a)),
+                                 within_room<(limit - 1) / 2>(std::forward<B>(b)));
     } else {
-        using T = active_value_t<B>;
+        using T = active_value_t<std::conditional_t<ActiveOperand<A>, A, B>>;
         using N = active_node<Rule, T, held_by_rule_t<Rule, T, A>, held_by_rule_t<Rule, T, B>>;
         return N(hold<T, A, integer_operands<Rule>>(std::forward<A>(a)),
                  hold<T, B, integer_operands<Rule>>(std::forward<B>(b)));
@@ -329,10 +379,18 @@ NABLA_ALWAYS_INLINE constexpr auto make_binary(A&& a, B&& b) {
 }
 
 template <class Rule, class A>
-NABLA_ALWAYS_INLINE constexpr auto make_unary(A&& a) {
+NABLA_ALWAYS_INLINE constexpr auto make_held_unary(A&& a) {
     using T = active_value_t<A>;
     using N = active_node<Rule, T, held_t<T, A>>;
     return N(hold<T>(std::forward<A>(a)));
+}
+template <class Rule, class A>
+NABLA_ALWAYS_INLINE constexpr auto make_unary(A&& a) {
+    constexpr std::size_t limit = node_limit<A>;
+    if constexpr (held_walk_size<A> + 1 > limit)
+        return make_held_unary<Rule>(within_room<limit - 1>(std::forward<A>(a)));
+    else
+        return make_held_unary<Rule>(std::forward<A>(a));
 }
 
 // Two operands of which at least one is active and the other is active of the same value type
