@@ -238,7 +238,7 @@ NABLA_ALWAYS_INLINE collapsed<T> collapse(const active_node<Rule, T, Operands...
         // The piece before, when its partials end where these begin and it is added as it is,
         // is extended by these rather than copied: a long sum's pieces are then written once.
         std::size_t total = b.merge_collapsed();
-        const bool extend = b.kept[0] && b.counts[0] != 0 && b.adjoints[0] == T(1) &&
+        const bool extend = b.kept[0] && b.counts[0] != 0 && identical(b.adjoints[0], T(1)) &&
                             std::size_t(b.begins[0]) + b.counts[0] == begin;
         if (extend) {
             b.kept[0] = false;
