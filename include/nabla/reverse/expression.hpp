@@ -172,26 +172,22 @@ NABLA_INDEXED_FUNCTIONS(NABLA_ACTIVE_INDEXED)
 #undef NABLA_ACTIVE_INDEXED
 // fma(a, b, c) and hypot(a, b, c): every operand active or a constant, at least one active.
 namespace detail {
-template <class Rule, class A, class B, class C>
-NABLA_ALWAYS_INLINE constexpr auto make_held_ternary(A&& a, B&& b, C&& c) {
-    using T = active_value_t<
-        std::conditional_t<ActiveOperand<A>, A, std::conditional_t<ActiveOperand<B>, B, C>>>;
-    using N = active_node<Rule, T, held_by_rule_t<Rule, T, A>, held_by_rule_t<Rule, T, B>,
-                          held_by_rule_t<Rule, T, C>>;
-    return N(hold<T, A, integer_operands<Rule>>(std::forward<A>(a)),
-             hold<T, B, integer_operands<Rule>>(std::forward<B>(b)),
-             hold<T, C, integer_operands<Rule>>(std::forward<C>(c)));
-}
-template <class Rule, class A, class B, class C>
+template <class Rule, bool Sized = false, class A, class B, class C>
 NABLA_ALWAYS_INLINE constexpr auto make_ternary(A&& a, B&& b, C&& c) {
     constexpr std::size_t limit = node_limit<A>;
-    if constexpr (held_walk_size<A> + held_walk_size<B> + held_walk_size<C> + 1 > limit) {
+    if constexpr (!Sized && held_walk_size<A> + held_walk_size<B> + held_walk_size<C> + 1 > limit) {
         constexpr std::size_t room = (limit - 1) / 3;
-        return make_held_ternary<Rule>(within_room<room>(std::forward<A>(a)),
-                                       within_room<room>(std::forward<B>(b)),
-                                       within_room<room>(std::forward<C>(c)));
+        return make_ternary<Rule, true>(within_room<room>(std::forward<A>(a)),
+                                        within_room<room>(std::forward<B>(b)),
+                                        within_room<room>(std::forward<C>(c)));
     } else {
-        return make_held_ternary<Rule>(std::forward<A>(a), std::forward<B>(b), std::forward<C>(c));
+        using T = active_value_t<
+            std::conditional_t<ActiveOperand<A>, A, std::conditional_t<ActiveOperand<B>, B, C>>>;
+        using N = active_node<Rule, T, held_by_rule_t<Rule, T, A>, held_by_rule_t<Rule, T, B>,
+                              held_by_rule_t<Rule, T, C>>;
+        return N(hold<T, A, integer_operands<Rule>>(std::forward<A>(a)),
+                 hold<T, B, integer_operands<Rule>>(std::forward<B>(b)),
+                 hold<T, C, integer_operands<Rule>>(std::forward<C>(c)));
     }
 }
 }  // namespace detail

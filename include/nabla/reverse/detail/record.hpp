@@ -274,9 +274,8 @@ NABLA_ALWAYS_INLINE collapsed<T> collapse(const active_node<Rule, T, Operands...
 // them, is collapsed first, in a function of its own. A statement beyond that size (a sum of many
 // products) is then recorded in pieces: the first of up to path_limit subexpressions, and the
 // sums that continue it (the first term, down the sum, is the collapsed piece before) of up to
-// piece_limit each. Small pieces of one shape share one function (the terms of
-// a long sum are mostly of a few shapes), so a statement's compile time grows with its length,
-// not faster, and little; each piece costs its partials copied once more at run time.
+// piece_limit each. Small pieces of one shape share one function, and the terms of a long sum
+// come in a few shapes, so a statement's compile time grows with its length, and slowly.
 inline constexpr std::size_t piece_limit = 10;
 template <class E>
 inline constexpr std::size_t node_limit =
@@ -295,7 +294,7 @@ template <class E>
 template <std::size_t Room, class E>
 NABLA_ALWAYS_INLINE constexpr decltype(auto) within_room(E&& e) {
     using D = std::remove_cvref_t<E>;
-    if constexpr (is_active_node_v<D> && !std::is_lvalue_reference_v<E> && walk_size < D >> Room)
+    if constexpr (is_active_node_v<D> && !std::is_lvalue_reference_v<E> && (walk_size < D >> Room))
         return collapse_piece(e);
     else
         return static_cast<E&&>(e);
@@ -364,12 +363,13 @@ template <class Rule, class T, class E>
 using held_by_rule_t =
     std::remove_cvref_t<decltype(hold<T, E, integer_operands<Rule>>(std::declval<E>()))>;
 
-template <class Rule, class A, class B>
+// (Sized: the operands are already within room, and are held as they are.)
+template <class Rule, bool Sized = false, class A, class B>
 NABLA_ALWAYS_INLINE constexpr auto make_binary(A&& a, B&& b) {
     constexpr std::size_t limit = node_limit<A>;
-    if constexpr (held_walk_size<A> + held_walk_size<B> + 1 > limit) {
-        return make_binary<Rule>(within_room<(limit - 1) / 2>(std::forward<A>(a)),
-                                 within_room<(limit - 1) / 2>(std::forward<B>(b)));
+    if constexpr (!Sized && held_walk_size<A> + held_walk_size<B> + 1 > limit) {
+        return make_binary<Rule, true>(within_room<(limit - 1) / 2>(std::forward<A>(a)),
+                                       within_room<(limit - 1) / 2>(std::forward<B>(b)));
     } else {
         using T = active_value_t<std::conditional_t<ActiveOperand<A>, A, B>>;
         using N = active_node<Rule, T, held_by_rule_t<Rule, T, A>, held_by_rule_t<Rule, T, B>>;
@@ -379,18 +379,14 @@ NABLA_ALWAYS_INLINE constexpr auto make_binary(A&& a, B&& b) {
 }
 
 template <class Rule, class A>
-NABLA_ALWAYS_INLINE constexpr auto make_held_unary(A&& a) {
-    using T = active_value_t<A>;
-    using N = active_node<Rule, T, held_t<T, A>>;
-    return N(hold<T>(std::forward<A>(a)));
-}
-template <class Rule, class A>
 NABLA_ALWAYS_INLINE constexpr auto make_unary(A&& a) {
-    constexpr std::size_t limit = node_limit<A>;
-    if constexpr (held_walk_size<A> + 1 > limit)
-        return make_held_unary<Rule>(within_room<limit - 1>(std::forward<A>(a)));
-    else
-        return make_held_unary<Rule>(std::forward<A>(a));
+    if constexpr (held_walk_size<A> + 1 > node_limit<A>) {
+        return make_unary<Rule>(within_room<node_limit<A> - 1>(std::forward<A>(a)));
+    } else {
+        using T = active_value_t<A>;
+        using N = active_node<Rule, T, held_t<T, A>>;
+        return N(hold<T>(std::forward<A>(a)));
+    }
 }
 
 // Two operands of which at least one is active and the other is active of the same value type
