@@ -67,9 +67,10 @@ enum class shape {
     long_sum,             // u = a - b; a b + c d - a c + u^2 ... (24 terms): recorded in pieces
     long_product,         // sin a cos b sin c cos d ... (12 factors): pieces of a product
     right_nested,         // a + (b - (c + (d u + (a - ...)))): pieces of its right operands
+    continued_named,      // big (collapsed); s = big + c (continues it);  s big + big + ... + s
 };
 // clang-format on
-inline constexpr int shape_count = static_cast<int>(shape::right_nested) + 1;
+inline constexpr int shape_count = static_cast<int>(shape::continued_named) + 1;
 
 const char* name(shape s) {
     // clang-format off
@@ -79,7 +80,7 @@ const char* name(shape s) {
         "many_leaves", "large_named", "shared_twice", "accumulate_elsewhere", "passive_constant",
         "copy_of_variable", "compound", "collapsed_and_named", "branch", "chain_of_shares",
         "returned_expression", "constant_named", "custom_rule", "long_sum", "long_product",
-        "right_nested"};
+        "right_nested", "continued_named"};
     // clang-format on
     return names[static_cast<int>(s)];
 }
@@ -247,6 +248,18 @@ template <class T>
                                        (b * d - (c + (a * b + (d * c - (u + a * d)))))))))))))))));
 }
 
+// A sum that continues a collapsed intermediate (its partials extend the intermediate's in
+// place), used next to that intermediate, in a short statement and in a long one.
+template <class T>
+[[gnu::noinline]] T continued_named(const operands<T>& o) {
+    const T &a = o.a, &b = o.b, &c = o.c, &d = o.d;
+    auto big = a * b + c * d + a * c + b * d + a;
+    auto s = big + c;
+    auto product = s * big;
+    return product + big + a * b + c * d + b * c * a + d * d + a * c + b + big * c + s - d * a * b +
+           c + big * o.k;
+}
+
 template <class T>
 [[gnu::noinline]] T large_named(const operands<T>& o) {
     const T &a = o.a, &b = o.b, &c = o.c, &d = o.d;
@@ -388,6 +401,8 @@ T run_step(const step& s, const T& a, const T& b, const T& c, const T& d, int* b
         return long_product(o);
     case shape::right_nested:
         return right_nested(o);
+    case shape::continued_named:
+        return continued_named(o);
     case shape::shared_twice:
         return shared_twice(o);
     case shape::accumulate_elsewhere:

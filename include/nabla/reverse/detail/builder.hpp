@@ -270,12 +270,14 @@ struct statement_builder_of {
     }
 
     // Adds the adjoint of the K-th collapsed operand to the J-th's when both are the same
-    // intermediate (the same partials); every J gets an addition, as for named operands. (Apart
+    // intermediate (the same partials: the same range of the scratch memory, which only grows
+    // within a recording; a piece of a long statement extended in place shares its begin with the
+    // piece before); every J gets an addition, as for named operands. (Apart
     // from merge_leaf: one helper for both merges was slower on Lennard-Jones with either
     // compiler; the code the compilers make of these folds is fragile.)
     template <std::size_t K, std::size_t J>
     NABLA_ALWAYS_INLINE void merge_slot(bool& merged) {
-        const bool take = !merged && begins[J] == begins[K];
+        const bool take = !merged && begins[J] == begins[K] && counts[J] == counts[K];
         adjoints[J] += take ? adjoints[K] : T(0);
         merged = merged || take;
     }

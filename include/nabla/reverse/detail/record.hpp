@@ -277,9 +277,12 @@ NABLA_ALWAYS_INLINE collapsed<T> collapse(const active_node<Rule, T, Operands...
 // piece_limit each. Small pieces of one shape share one function, and the terms of a long sum
 // come in a few shapes, so a statement's compile time grows with its length, and slowly.
 inline constexpr std::size_t piece_limit = 10;
+// (A named node is held as one operand, whatever it continues.)
 template <class E>
-inline constexpr std::size_t node_limit =
-    continues_pieces<std::remove_cvref_t<E>> ? piece_limit : path_limit;
+inline constexpr bool continues_temporary_pieces =
+    !std::is_lvalue_reference_v<E> && continues_pieces<std::remove_cvref_t<E>>;
+template <class E>
+inline constexpr std::size_t node_limit = continues_temporary_pieces<E> ? piece_limit : path_limit;
 // (The subexpressions of an operand as a node holds it: a named one is one.)
 template <class E>
 inline constexpr std::size_t held_walk_size =
@@ -294,7 +297,7 @@ template <class E>
 template <std::size_t Room, class E>
 NABLA_ALWAYS_INLINE constexpr decltype(auto) within_room(E&& e) {
     using D = std::remove_cvref_t<E>;
-    if constexpr (is_active_node_v<D> && !std::is_lvalue_reference_v<E> && (walk_size < D >> Room))
+    if constexpr (is_active_node_v<D> && !std::is_lvalue_reference_v<E> && Room < walk_size<D>)
         return collapse_piece(e);
     else
         return static_cast<E&&>(e);
@@ -367,7 +370,13 @@ using held_by_rule_t =
 template <class Rule, bool Sized = false, class A, class B>
 NABLA_ALWAYS_INLINE constexpr auto make_binary(A&& a, B&& b) {
     constexpr std::size_t limit = node_limit<A>;
-    if constexpr (!Sized && held_walk_size<A> + held_walk_size<B> + 1 > limit) {
+    if constexpr (!Sized && held_walk_size<A> + held_walk_size<B> + 1 > limit &&
+                  continues_temporary_pieces<A>) {
+        // A sum that continues pieces: the sum so far is the next piece, and the term stays
+        // (collapsed too, it would come between the pieces, which could then not be extended).
+        return make_binary<Rule, true>(within_room<0>(std::forward<A>(a)),
+                                       within_room<path_limit - 2>(std::forward<B>(b)));
+    } else if constexpr (!Sized && held_walk_size<A> + held_walk_size<B> + 1 > limit) {
         return make_binary<Rule, true>(within_room<(limit - 1) / 2>(std::forward<A>(a)),
                                        within_room<(limit - 1) / 2>(std::forward<B>(b)));
     } else {
