@@ -65,9 +65,9 @@ enum class shape {
     constant_named,       // t = 1 - a; u = k - b (two intermediates holding constants);  t u + t^2
     custom_rule,          // (y, z) = custom_vjp(u sin u, u^2), u = a - b; s = z; s += y c
     long_sum,             // u = a - b; a b + c d - a c + u^2 ... (24 terms): recorded in pieces
-    long_product,         // sin a cos b sin c cos d ... (12 factors): pieces of a product
+    long_product,         // (1 + e sin a) (1 + e cos b) ... (12 factors): pieces of a product
     right_nested,         // a + (b - (c + (d u + (a - ...)))): pieces of its right operands
-    continued_named,      // big (collapsed); s = big + c (continues it);  s big + big + ... + s
+    continued_named,      // big (collapsed); s = big + c (continues it);  s k - big + ... + s
 };
 // clang-format on
 inline constexpr int shape_count = static_cast<int>(shape::continued_named) + 1;
@@ -221,31 +221,39 @@ template <class T>
     const T &a = o.a, &b = o.b, &c = o.c, &d = o.d;
     const double k = o.k;
     auto u = a - b;
-    return a * b + c * d - a * c + u * u + b * d - c + d * a + u * c - k * b + sin(a) * d + a * a -
-           u * d + c * c + b + k - d * b * a + u * u * c + sin(c) - a * d * k + b * b + c * u - d +
-           a * b * c + u;
+    // (Of degree two at most and scaled to the size of the other shapes' values: composed over
+    // ten steps, larger ones made programs too stiff for the finite differences' estimate.)
+    return 0.0625 * (a * b + c * d - a * c + u * u + b * d - c + d * a + u * c - k * b +
+                     sin(a) * d + a * a - u * d + c * c + b + k - d * b * k + u * c + sin(c) -
+                     a * d * k + b * b + c * u - d + a * b * k + u);
 }
 template <class T>
 [[gnu::noinline]] T long_product(const operands<T>& o) {
     using std::cos, std::sin;
     const T &a = o.a, &b = o.b, &c = o.c, &d = o.d;
-    return sin(a) * cos(b) * sin(c) * cos(d) * sin(b) * cos(a) * sin(d) * cos(c) * sin(a + b) *
-           cos(c - d) * sin(a * o.k) * cos(b * d);
+    // (Factors near 1: a product of twelve sines and cosines of large arguments was too stiff
+    // for the finite differences' estimate.)
+    const double e = 0.125;
+    return (1.0 + e * sin(a)) * (1.0 + e * cos(b)) * (1.0 - e * sin(c)) * (1.0 + e * cos(d)) *
+           (1.0 + e * sin(b)) * (1.0 - e * cos(a)) * (1.0 + e * sin(d)) * (1.0 + e * cos(c)) *
+           (1.0 - e * sin(a + b)) * (1.0 + e * cos(c - d)) * (1.0 + e * sin(a * o.k)) *
+           (1.0 - e * cos(b * d));
 }
 template <class T>
 [[gnu::noinline]] T right_nested(const operands<T>& o) {
     const T &a = o.a, &b = o.b, &c = o.c, &d = o.d;
-    auto u = c * d;
-    return a +
-           (b -
-            (c +
-             (d * u +
-              (a -
-               (b * c +
-                (u - (d + (a * a -
-                           (b + (c * a +
-                                 (d - (u * a +
-                                       (b * d - (c + (a * b + (d * c - (u + a * d)))))))))))))))));
+    auto u = c + d;
+    return 0.125 *
+           (a +
+            (b -
+             (c +
+              (d * u +
+               (a - (b * c +
+                     (u - (d + (a * a -
+                                (b + (c * a +
+                                      (d - (u * a +
+                                            (b * d -
+                                             (c + (a * b + (d * c - (u + a * d))))))))))))))))));
 }
 
 // A sum that continues a collapsed intermediate (its partials extend the intermediate's in
@@ -255,9 +263,9 @@ template <class T>
     const T &a = o.a, &b = o.b, &c = o.c, &d = o.d;
     auto big = a * b + c * d + a * c + b * d + a;
     auto s = big + c;
-    auto product = s * big;
-    return product + big + a * b + c * d + b * c * a + d * d + a * c + b + big * c + s - d * a * b +
-           c + big * o.k;
+    auto both = s * o.k - big;
+    return 0.125 * (both + big + a * b + c * d + b * c * o.k + d * d + a * c + b + big * o.k + s -
+                    d * a + c + big * o.k);
 }
 
 template <class T>
