@@ -247,16 +247,13 @@ NABLA_ALWAYS_INLINE collapsed<T> collapse(const active_node<Rule, T, Operands...
         b.expand_named(out);
         b.write_leaves(out);
         b.write_collapsed(out, total);
-        out.close();
-        const std::size_t count = tape_access::scratch(*target).size() - begin;
         if (extend) {
+            out.close();
+            const std::size_t count = tape_access::scratch(*target).size() - begin;
             form = collapsed<T>{e.value, b.begins[0], static_cast<tape_index>(b.counts[0] + count),
                                 target->generation(), T(1)};
             return form;
         }
-        form = collapsed<T>{e.value, static_cast<tape_index>(begin), static_cast<tape_index>(count),
-                            target->generation(), T(1)};
-        return form;
     } else {
         b.expand_named(out);
         b.write_leaves(out);
@@ -277,18 +274,21 @@ NABLA_ALWAYS_INLINE collapsed<T> collapse(const active_node<Rule, T, Operands...
 // piece_limit each. Small pieces of one shape share one function, and the terms of a long sum
 // come in a few shapes, so a statement's compile time grows with its length, and slowly.
 inline constexpr std::size_t piece_limit = 10;
-// (A named node is held as one operand, whatever it continues.)
+// A temporary node, held by the node made of it as it is (a named one is held as one operand,
+// whatever it continues).
+template <class E>
+inline constexpr bool is_temporary_node =
+    is_active_node_v<std::remove_cvref_t<E>> && !std::is_lvalue_reference_v<E>;
 template <class E>
 inline constexpr bool continues_temporary_pieces =
     !std::is_lvalue_reference_v<E> && continues_pieces<std::remove_cvref_t<E>>;
 template <class E>
 inline constexpr std::size_t node_limit = continues_temporary_pieces<E> ? piece_limit : path_limit;
-// (The subexpressions of an operand as a node holds it: a named one is one.)
+// The subexpressions of an operand as a node holds it.
 template <class E>
-inline constexpr std::size_t held_walk_size =
-    is_active_node_v<std::remove_cvref_t<E>> && !std::is_lvalue_reference_v<E>
-        ? walk_size<std::remove_cvref_t<E>>
-        : (ActiveOperand<E> ? 1 : 0);
+inline constexpr std::size_t held_walk_size = is_temporary_node<E>
+                                                  ? walk_size<std::remove_cvref_t<E>>
+                                                  : (ActiveOperand<E> ? 1 : 0);
 template <class E>
 [[gnu::noinline]] collapsed<active_value_t<E>> collapse_piece(const E& e) {
     collapsed<active_value_t<E>> form{};
@@ -296,8 +296,7 @@ template <class E>
 }
 template <std::size_t Room, class E>
 NABLA_ALWAYS_INLINE constexpr decltype(auto) within_room(E&& e) {
-    using D = std::remove_cvref_t<E>;
-    if constexpr (is_active_node_v<D> && !std::is_lvalue_reference_v<E> && Room < walk_size<D>)
+    if constexpr (is_temporary_node<E> && Room < held_walk_size<E>)
         return collapse_piece(e);
     else
         return static_cast<E&&>(e);
@@ -370,15 +369,14 @@ using held_by_rule_t =
 template <class Rule, bool Sized = false, class A, class B>
 NABLA_ALWAYS_INLINE constexpr auto make_binary(A&& a, B&& b) {
     constexpr std::size_t limit = node_limit<A>;
-    if constexpr (!Sized && held_walk_size<A> + held_walk_size<B> + 1 > limit &&
-                  continues_temporary_pieces<A>) {
+    if constexpr (!Sized && held_walk_size<A> + held_walk_size<B> + 1 > limit) {
         // A sum that continues pieces: the sum so far is the next piece, and the term stays
         // (collapsed too, it would come between the pieces, which could then not be extended).
-        return make_binary<Rule, true>(within_room<0>(std::forward<A>(a)),
-                                       within_room<path_limit - 2>(std::forward<B>(b)));
-    } else if constexpr (!Sized && held_walk_size<A> + held_walk_size<B> + 1 > limit) {
-        return make_binary<Rule, true>(within_room<(limit - 1) / 2>(std::forward<A>(a)),
-                                       within_room<(limit - 1) / 2>(std::forward<B>(b)));
+        constexpr bool continues = continues_temporary_pieces<A>;
+        constexpr std::size_t room_a = continues ? 0 : (limit - 1) / 2;
+        constexpr std::size_t room_b = continues ? path_limit - 2 : (limit - 1) / 2;
+        return make_binary<Rule, true>(within_room<room_a>(std::forward<A>(a)),
+                                       within_room<room_b>(std::forward<B>(b)));
     } else {
         using T = active_value_t<std::conditional_t<ActiveOperand<A>, A, B>>;
         using N = active_node<Rule, T, held_by_rule_t<Rule, T, A>, held_by_rule_t<Rule, T, B>>;
