@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <numbers>
 
@@ -94,6 +95,39 @@ int main() {
              close(series[2], dt2(amplitude), 1e-12);
         ok = ok && close(difference, dt(amplitude), 1e-8);
     }
+    // At small amplitudes, the series T(a) / T0 = 1 + a^2/16 + 11 a^4/3072 + 173 a^6/737280 +
+    // 22931 a^8/1321205760 + 1319183 a^10/951268147200 + ... (K(k) = pi/2 sum_n ((2n)! / (2^2n
+    // n!^2))^2 k^2n with k = sin(a/2), expanded by sympy) gives T and its first four derivatives
+    // to far below rounding; amplitude 0 included, where the pendulum does not swing.
+    const std::array<double, 6> coefficients = {1.0,
+                                                1.0 / 16.0,
+                                                11.0 / 3072.0,
+                                                173.0 / 737280.0,
+                                                22931.0 / 1321205760.0,
+                                                1319183.0 / 951268147200.0};
+    std::printf("\nSmall amplitudes: derivatives<4> of T against its series in a\n");
+    std::printf("%9s %16s %16s %16s %16s %16s\n", "amplitude", "T", "dT/da", "d2T/da2", "d3T/da3",
+                "d4T/da4");
+    for (double amplitude : {0.0, 1e-6, 1e-3}) {
+        const auto series = nabla::derivatives<4>(period, amplitude);
+        std::printf("%9.0e", amplitude);
+        for (std::size_t n = 0; n <= 4; ++n) {
+            // The n-th derivative of sum_j c_j a^(2j), times T0.
+            double expected = 0.0;
+            for (std::size_t j = 0; j < coefficients.size(); ++j) {
+                if (2 * j < n)
+                    continue;
+                double term = coefficients[j] * small;
+                for (std::size_t i = 0; i < n; ++i)
+                    term *= static_cast<double>(2 * j - i);
+                expected += term * std::pow(amplitude, static_cast<double>(2 * j - n));
+            }
+            std::printf(" %16.12f", series[n]);
+            ok = ok && std::abs(series[n] - expected) <= 1e-14 * small;
+        }
+        std::printf("\n");
+    }
+
     std::printf("\nThe period grows without bound as the amplitude nears 180° (K(1) = inf), and\n"
                 "so does its sensitivity: at 179° a tenth of a degree more adds %.3f s.\n",
                 dt(179.0 * std::numbers::pi / 180.0) * (0.1 * std::numbers::pi / 180.0));

@@ -17,7 +17,8 @@ nabla's headers are layered, lowest first (docs/design.md):
 A header may include headers of its own layer or lower ones. Every header must have a layer, so a
 new file is placed on purpose.
 
-The function list: every rule struct (`struct name_rule`) in include/nabla/rules/ is bound to a
+The function list: every rule (`struct name_rule`, or `using name_rule =` for a member of a
+template family) in include/nabla/rules/ is bound to a
 name in rules/functions.hpp, or is one of the rules each mode binds by hand (arithmetic, pow,
 fma), so no mode can miss a function.
 
@@ -72,7 +73,12 @@ def main():
 
     rules = set()
     for header in sorted((root / "rules").glob("*.hpp")):
-        rules.update(re.findall(r"^struct (\w+_rule)\b", header.read_text(), re.M))
+        text = header.read_text()
+        # A rule is a struct, or an alias of a family's template (ellint_1_rule).
+        rules.update(name for template, name in
+                     re.findall(r"^(template <[^\n]*>\n)?struct (\w+_rule)\b", text, re.M)
+                     if not template)
+        rules.update(re.findall(r"^using (\w+_rule) =", text, re.M))
     listed = set(re.findall(r"X\(\w+, (\w+_rule)\)", (root / "rules/functions.hpp").read_text()))
     for rule in sorted(rules - listed - BOUND_BY_HAND):
         failures.append(f"rules::{rule} is in no function list: add it to rules/functions.hpp")

@@ -111,6 +111,15 @@ requires(sizeof...(Args) == 3 && !(Operand<Args> && ...)) constexpr void ellint_
     NABLA_UNSUPPORTED_ARGUMENT(ellint_3);
 }
 
+// The rules that no function names (rules/partial_of.hpp): a node, found through the tag.
+namespace rules {
+template <class Rule, Operand... X>
+requires((Expression<X> || ...)) constexpr auto apply_rule(rule_tag<Rule>, const X&... x) {
+    return nabla::detail::combine(
+        [](auto... g) { return nabla::detail::make_node<Rule>(g...); }, nabla::detail::wrap(x)...);
+}
+}  // namespace rules
+
 // f(n, x) of an integer constant index n (polygamma's order, hermite's degree, ...).
 #define NABLA_INDEXED_FUNCTION(function, rule)                                                     \
     template <Operand N, Operand X>                                                                \

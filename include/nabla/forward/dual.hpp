@@ -245,26 +245,69 @@ NABLA_ALWAYS_INLINE constexpr dual<T, N, S> apply_right(const U& a, const dual<T
     return apply_last<Rule>(b, a);
 }
 
-template <class Rule, class T, std::size_t N, bool S>
-constexpr dual<T, N, S>
-apply_ternary(const dual<T, N, S>& a, const dual<T, N, S>& b, const dual<T, N, S>& c) {
-    const T y = Rule::value(a.value, b.value, c.value);
-    const T pa = to_number<T>(Rule::template partial<0>(y, a.value, b.value, c.value));
-    const T pb = to_number<T>(Rule::template partial<1>(y, a.value, b.value, c.value));
-    const T pc = to_number<T>(Rule::template partial<2>(y, a.value, b.value, c.value));
-    dual<T, N, S> r(y);
-    const std::size_t n = std::max({directions(a), directions(b), directions(c)});
-    make_room(r, n);
-    for (std::size_t i = 0; i < n; ++i) {
-        if constexpr (S)
-            r.tangent[i] = tangent_product(pa, tangent_at(a, i)) +
-                           tangent_product(pb, tangent_at(b, i)) +
-                           tangent_product(pc, tangent_at(c, i));
+// A rule applied to dual numbers of one type and constants beside them: the value at the duals'
+// values, and only the duals' partials formed (a constant's may be infinite where its zero
+// tangent would make the term vanish). Serves the functions of three operands and the rules no
+// function names (rules/partial_of.hpp, through apply_rule).
+template <class X>
+constexpr std::size_t directions_of(const X& x) {
+    if constexpr (is_dual_v<X>)
+        return directions(x);
+    else
+        return 0;
+}
+
+template <class Rule, class T, std::size_t N, bool S, class... X>
+constexpr dual<T, N, S> apply_mixed(const X&... x) {
+    using D = dual<T, N, S>;
+    const auto inner = [](const auto& u) -> decltype(auto) {
+        if constexpr (std::is_same_v<std::remove_cvref_t<decltype(u)>, D>)
+            return (u.value);
         else
-            r.tangent[i] = pa * tangent_at(a, i) + pb * tangent_at(b, i) + pc * tangent_at(c, i);
-    }
+            return (u);
+    };
+    const T y = to_number<T>(Rule::value(inner(x)...));
+    D r(y);
+    std::size_t n = 0;
+    ((n = std::is_same_v<X, D> ? std::max(n, directions_of(x)) : n), ...);
+    make_room(r, n);
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+        const auto term = [&]<std::size_t J>(std::integral_constant<std::size_t, J>, const auto& u) {
+            if constexpr (std::is_same_v<std::remove_cvref_t<decltype(u)>, D>) {
+                const T p = to_number<T>(Rule::template partial<J>(y, inner(x)...));
+                for (std::size_t i = 0; i < n; ++i) {
+                    if constexpr (S)
+                        r.tangent[i] += tangent_product(p, tangent_at(u, i));
+                    else
+                        r.tangent[i] += p * tangent_at(u, i);
+                }
+            }
+        };
+        (term(std::integral_constant<std::size_t, I>{}, x), ...);
+    }(std::index_sequence_for<X...>{});
     return r;
 }
+
+// The dual type among operands, the first one's.
+template <class... X>
+struct dual_among {
+    using type = void;
+};
+template <class X, class... Rest>
+struct dual_among<X, Rest...> {
+    using type = std::conditional_t<is_dual_v<X>, X, typename dual_among<Rest...>::type>;
+};
+template <class... X>
+using dual_among_t = typename dual_among<X...>::type;
+
+template <class Rule, class D, class... X>
+struct mixed_application;
+template <class Rule, class T, std::size_t N, bool S, class... X>
+struct mixed_application<Rule, dual<T, N, S>, X...> {
+    static constexpr dual<T, N, S> apply(const X&... x) {
+        return apply_mixed<Rule, T, N, S>(x...);
+    }
+};
 
 // A plain number (not a dual, not an expression) that mixes with dual<T, N, S>.
 template <class U, class T>
@@ -447,11 +490,6 @@ constexpr dual<T, N, S> pow(const U& a, const dual<T, N, S>& b) {
     return detail::apply_right<rules::pow_rule>(static_cast<T>(a), b);
 }
 
-template <class T, std::size_t N, bool S>
-constexpr dual<T, N, S>
-fma(const dual<T, N, S>& a, const dual<T, N, S>& b, const dual<T, N, S>& c) {
-    return detail::apply_ternary<rules::fma_rule>(a, b, c);
-}
 // ldexp(x, n) = x 2^n and frexp(x, e) = ldexp(x, -e) with e the exponent of x's value; the
 // exponent as a dual (a static expression evaluated on duals holds it so) is a constant.
 template <class T, std::size_t N, bool S, class I>
@@ -470,25 +508,48 @@ dual<T, N, S> frexp(const dual<T, N, S>& x, int* e) {
     return ldexp(x, -*e);
 }
 
-template <class T, std::size_t N, bool S>
-constexpr dual<T, N, S>
-hypot(const dual<T, N, S>& a, const dual<T, N, S>& b, const dual<T, N, S>& c) {
-    return detail::apply_ternary<rules::hypot3_rule>(a, b, c);
-}
-
-// ellint_3(k, nu, phi): duals of one type, or constants beside them.
+// The functions of three operands, and the rules that no function names (rules/partial_of.hpp,
+// through apply_rule): duals of one type, or constants beside them (plain numbers, or numbers
+// of an enclosing derivative).
 namespace detail {
-template <class A, class B, class C>
-using first_dual_t = std::conditional_t<is_dual_v<A>, A, std::conditional_t<is_dual_v<B>, B, C>>;
 template <class U, class D>
-concept DualOrConstant = std::is_same_v<U, D> || ConstantFor<U, typename D::value_type>;
-}  // namespace detail
-template <class A, class B, class C, class D = detail::first_dual_t<A, B, C>>
-requires(is_dual_v<D>&& detail::DualOrConstant<A, D>&& detail::DualOrConstant<B, D>&&
-             detail::DualOrConstant<C, D>) constexpr D
-    ellint_3(const A& k, const B& nu, const C& phi) {
-    return detail::apply_ternary<rules::ellint_3_rule>(D(k), D(nu), D(phi));
+concept DualOrConstant = std::is_same_v<U, D> || ConstantFor<U, typename D::value_type> ||
+                         LowerFor<U, typename D::value_type>;
+template <class D, class U>
+constexpr auto operand_for(const U& u) {
+    if constexpr (std::is_same_v<U, D>)
+        return u;
+    else if constexpr (ConstantFor<U, typename D::value_type>)
+        return as_constant<typename D::value_type>(u);
+    else
+        return static_cast<typename D::value_type>(u);
 }
+template <class Rule, class D, class... X>
+constexpr D apply_to(const X&... x) {
+    return mixed_application<Rule, D, X...>::apply(x...);
+}
+}  // namespace detail
+#define NABLA_DUAL_TERNARY(function, rule)                                                         \
+    template <class A, class B, class C, class D = detail::dual_among_t<A, B, C>>                  \
+    requires(is_dual_v<D>&& detail::DualOrConstant<A, D>&& detail::DualOrConstant<B, D>&&          \
+                 detail::DualOrConstant<C, D>) constexpr D                                         \
+        function(const A& a, const B& b, const C& c) {                                             \
+        return detail::apply_to<rules::rule, D>(detail::operand_for<D>(a),                         \
+                                                detail::operand_for<D>(b),                         \
+                                                detail::operand_for<D>(c));                        \
+    }
+NABLA_DUAL_TERNARY(fma, fma_rule)
+NABLA_DUAL_TERNARY(hypot, hypot3_rule)
+NABLA_DUAL_TERNARY(ellint_3, ellint_3_rule)
+#undef NABLA_DUAL_TERNARY
+
+namespace rules {
+template <class Rule, class... X>
+requires((is_dual_v<X> || ...)) constexpr auto apply_rule(rule_tag<Rule>, const X&... x) {
+    using D = nabla::detail::dual_among_t<X...>;
+    return nabla::detail::apply_to<Rule, D>(nabla::detail::operand_for<D>(x)...);
+}
+}  // namespace rules
 
 // f(n, x) of a constant index n (an integer, or a real order); the index as a dual (a static
 // expression evaluated on duals holds it so) must be a constant: one with a tangent is an error,

@@ -1098,34 +1098,77 @@ hypot(const series_variable<T>& a, const series_variable<T>& b, const series_var
     return hypot(hypot(a, b), c);
 }
 
-// ellint_3(k, nu, phi): series variables, or constants beside them.
+// ellint_3(k, nu, phi), and the rules that no function names (rules/partial_of.hpp, through
+// apply_rule): one node, or their value where every operand is a constant.
+namespace detail {
+template <class T>
+inline constexpr bool is_series_variable = false;
+template <class T>
+inline constexpr bool is_series_variable<series_variable<T>> = true;
+template <class... X>
+struct series_among {
+    using type = void;
+};
+template <class X, class... Rest>
+struct series_among<X, Rest...> {
+    using type =
+        std::conditional_t<is_series_variable<X>, X, typename series_among<Rest...>::type>;
+};
+template <class... X>
+using series_among_t = typename series_among<X...>::type;
+template <class U, class V>
+concept SeriesOrConstant = std::is_same_v<U, V> || ConstantForSeries<U>;
+template <class V, class U>
+V as_series_variable(const U& u) {
+    if constexpr (std::is_same_v<U, V>)
+        return u;
+    else
+        return V(static_cast<typename V::value_type>(u));
+}
+template <class Rule, class T, class... V>
+series_variable<T> apply_series(const V&... v) {
+    series_tape<T>* tape = nullptr;
+    for (series_tape<T>* t : {v.tape()...}) {
+        if (t != nullptr && tape != nullptr && t != tape)
+            throw std::invalid_argument(
+                "nabla: the series_variables of two recordings met in one operation");
+        tape = t != nullptr ? t : tape;
+    }
+    if (tape == nullptr)
+        return Rule::value(v.constant()...);
+    return tape->template apply<Rule>(v...);
+}
+}  // namespace detail
 template <class T>
 series_variable<T>
 ellint_3(const series_variable<T>& k, const series_variable<T>& nu, const series_variable<T>& phi) {
-    if (k.is_constant() && nu.is_constant() && phi.is_constant())
-        return rules::ellint_3_rule::value(k.constant(), nu.constant(), phi.constant());
-    series_tape<T>* const rest = detail::tape_of(nu, phi);
-    series_tape<T>* const tape =
-        detail::tape_of(k, rest != nullptr ? series_variable<T>(rest, 0) : k);
-    return tape->template apply<rules::ellint_3_rule>(k, nu, phi);
+    return detail::apply_series<rules::ellint_3_rule, T>(k, nu, phi);
 }
-template <class T, class A, class B>
-requires((std::is_same_v<A, series_variable<T>> ||
-          detail::ConstantForSeries<A>)&&(std::is_same_v<B, series_variable<T>> ||
-                                          detail::ConstantForSeries<B>))
-    series_variable<T> ellint_3(const series_variable<T>& k, const A& nu, const B& phi) {
-    return ellint_3(k, series_variable<T>(nu), series_variable<T>(phi));
+namespace rules {
+template <class Rule, class... X>
+requires((nabla::detail::is_series_variable<X> || ...)) auto apply_rule(rule_tag<Rule>,
+                                                                         const X&... x) {
+    using V = nabla::detail::series_among_t<X...>;
+    return nabla::detail::apply_series<Rule, typename V::value_type>(
+        nabla::detail::as_series_variable<V>(x)...);
 }
-template <class T, detail::ConstantForSeries A, class B>
-requires(std::is_same_v<B, series_variable<T>> || detail::ConstantForSeries<B>)
-    series_variable<T> ellint_3(const A& k, const series_variable<T>& nu, const B& phi) {
-    return ellint_3(series_variable<T>(static_cast<T>(k)), nu, series_variable<T>(phi));
-}
-template <class T, detail::ConstantForSeries A, detail::ConstantForSeries B>
-series_variable<T> ellint_3(const A& k, const B& nu, const series_variable<T>& phi) {
-    return ellint_3(series_variable<T>(static_cast<T>(k)), series_variable<T>(static_cast<T>(nu)),
-                    phi);
-}
+}  // namespace rules
+
+// The functions of three operands with constants beside series variables.
+#define NABLA_SERIES_TERNARY(function)                                                             \
+    template <class A, class B, class C, class V = detail::series_among_t<A, B, C>>                \
+    requires(detail::is_series_variable<V> &&                                                      \
+             !(std::is_same_v<A, V> && std::is_same_v<B, V> && std::is_same_v<C, V>)&&             \
+                 detail::SeriesOrConstant<A, V>&& detail::SeriesOrConstant<B, V>&&                 \
+                     detail::SeriesOrConstant<C, V>) V                                             \
+        function(const A& a, const B& b, const C& c) {                                             \
+        return function(detail::as_series_variable<V>(a), detail::as_series_variable<V>(b),        \
+                        detail::as_series_variable<V>(c));                                         \
+    }
+NABLA_SERIES_TERNARY(fma)
+NABLA_SERIES_TERNARY(hypot)
+NABLA_SERIES_TERNARY(ellint_3)
+#undef NABLA_SERIES_TERNARY
 
 // f(n, x) of a constant integer index n.
 #define NABLA_SERIES_INDEXED(function, rule)                                                       \

@@ -285,10 +285,6 @@ NABLA_TAYLOR_BINARY(pow, pow_rule)
 NABLA_BINARY_FUNCTIONS(NABLA_TAYLOR_BINARY)
 #undef NABLA_TAYLOR_BINARY
 
-template <class T, std::size_t K>
-constexpr taylor<T, K> fma(const taylor<T, K>& a, const taylor<T, K>& b, const taylor<T, K>& c) {
-    return detail::series_of<rules::fma_rule, T, K>(a, b, c);
-}
 // ldexp(x, n) = x 2^n, exact in every coefficient; frexp(x, e) = ldexp(x, -e) with e the exponent
 // of x's value.
 template <class T, std::size_t K, class I>
@@ -310,26 +306,41 @@ taylor<T, K> frexp(const taylor<T, K>& x, int* e) {
     return ldexp(x, -*e);
 }
 
-template <class T, std::size_t K>
-constexpr taylor<T, K> hypot(const taylor<T, K>& a, const taylor<T, K>& b, const taylor<T, K>& c) {
-    return detail::series_of<rules::hypot3_rule, T, K>(a, b, c);
-}
-
-// ellint_3(k, nu, phi): series of one type, or constants beside them.
+// The functions of three operands, and the rules that no function names (rules/partial_of.hpp,
+// through apply_rule): series of one type, or constants beside them.
 namespace detail {
-template <class A, class B, class C>
-using first_taylor_t =
-    std::conditional_t<is_taylor_v<A>, A, std::conditional_t<is_taylor_v<B>, B, C>>;
+template <class... X>
+struct taylor_among {
+    using type = void;
+};
+template <class X, class... Rest>
+struct taylor_among<X, Rest...> {
+    using type = std::conditional_t<is_taylor_v<X>, X, typename taylor_among<Rest...>::type>;
+};
+template <class... X>
+using taylor_among_t = typename taylor_among<X...>::type;
 template <class U, class S>
 concept TaylorOrConstant = std::is_same_v<U, S> || ConstantForTaylor<U, typename S::value_type>;
 }  // namespace detail
-template <class A, class B, class C, class S = detail::first_taylor_t<A, B, C>>
-requires(is_taylor_v<S>&& detail::TaylorOrConstant<A, S>&& detail::TaylorOrConstant<B, S>&&
-             detail::TaylorOrConstant<C, S>) constexpr S
-    ellint_3(const A& k, const B& nu, const C& phi) {
-    return detail::series_of<rules::ellint_3_rule, typename S::value_type, S::order>(S(k), S(nu),
-                                                                                     S(phi));
+#define NABLA_TAYLOR_TERNARY(function, rule)                                                       \
+    template <class A, class B, class C, class S = detail::taylor_among_t<A, B, C>>                \
+    requires(is_taylor_v<S>&& detail::TaylorOrConstant<A, S>&& detail::TaylorOrConstant<B, S>&&    \
+                 detail::TaylorOrConstant<C, S>) constexpr S                                       \
+        function(const A& a, const B& b, const C& c) {                                             \
+        return detail::series_of<rules::rule, typename S::value_type, S::order>(S(a), S(b), S(c)); \
+    }
+NABLA_TAYLOR_TERNARY(fma, fma_rule)
+NABLA_TAYLOR_TERNARY(hypot, hypot3_rule)
+NABLA_TAYLOR_TERNARY(ellint_3, ellint_3_rule)
+#undef NABLA_TAYLOR_TERNARY
+
+namespace rules {
+template <class Rule, class... X>
+requires((is_taylor_v<X> || ...)) auto apply_rule(rule_tag<Rule>, const X&... x) {
+    using S = nabla::detail::taylor_among_t<X...>;
+    return nabla::detail::series_of<Rule, typename S::value_type, S::order>(x...);
 }
+}  // namespace rules
 
 // f(n, x) of a constant index n, an integer or a real order (an index as a series is read from
 // its value, and must be a constant).

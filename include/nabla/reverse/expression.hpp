@@ -211,6 +211,20 @@ requires(detail::ActiveOperand<A> || detail::ActiveOperand<B> ||
                                                       std::forward<C>(phi));
 }
 
+// The rules that no function names (rules/partial_of.hpp): a node, found through the tag.
+namespace rules {
+template <class Rule, class... X>
+requires((nabla::detail::ActiveOperand<X> || ...)) constexpr auto apply_rule(rule_tag<Rule>,
+                                                                              const X&... x) {
+    if constexpr (sizeof...(X) == 1)
+        return nabla::detail::make_unary<Rule>(x...);
+    else if constexpr (sizeof...(X) == 2)
+        return nabla::detail::make_binary<Rule>(x...);
+    else
+        return nabla::detail::make_ternary<Rule>(x...);
+}
+}  // namespace rules
+
 // f(n, a, x) of a constant integer degree n and a constant parameter a. An active degree or
 // parameter is a compile-time error: nabla has no derivative in them.
 #define NABLA_ACTIVE_PARAMETRIC(function, rule)                                                    \

@@ -47,6 +47,12 @@ inline constexpr literal<2> two{};
 inline constexpr literal<3> three{};
 inline constexpr literal<-1> minus_one{};
 
+// A rule applied to operands of any mode, for the rules that no function of the function list
+// names (partial_of.hpp): each mode defines apply_rule(rule_tag<Rule>, operands...) for its own
+// numbers and expressions, which argument-dependent lookup finds through the tag.
+template <class Rule>
+struct rule_tag {};
+
 // A compile-time constant passed as a function argument: a plain number of x's type when x is a
 // number (std::hypot(x, 1.0)), the exact constant itself when x is an expression.
 template <class X, CompileTimeConstant C>
