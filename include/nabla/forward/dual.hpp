@@ -516,7 +516,7 @@ template <class U, class D>
 concept DualOrConstant = std::is_same_v<U, D> || ConstantFor<U, typename D::value_type> ||
                          LowerFor<U, typename D::value_type>;
 template <class D, class U>
-constexpr auto operand_for(const U& u) {
+constexpr auto dual_operand(const U& u) {
     if constexpr (std::is_same_v<U, D>)
         return u;
     else if constexpr (ConstantFor<U, typename D::value_type>)
@@ -534,9 +534,9 @@ constexpr D apply_to(const X&... x) {
     requires(is_dual_v<D>&& detail::DualOrConstant<A, D>&& detail::DualOrConstant<B, D>&&          \
                  detail::DualOrConstant<C, D>) constexpr D                                         \
         function(const A& a, const B& b, const C& c) {                                             \
-        return detail::apply_to<rules::rule, D>(detail::operand_for<D>(a),                         \
-                                                detail::operand_for<D>(b),                         \
-                                                detail::operand_for<D>(c));                        \
+        return detail::apply_to<rules::rule, D>(detail::dual_operand<D>(a),                         \
+                                                detail::dual_operand<D>(b),                         \
+                                                detail::dual_operand<D>(c));                        \
     }
 NABLA_DUAL_TERNARY(fma, fma_rule)
 NABLA_DUAL_TERNARY(hypot, hypot3_rule)
@@ -547,7 +547,7 @@ namespace rules {
 template <class Rule, class... X>
 requires((is_dual_v<X> || ...)) constexpr auto apply_rule(rule_tag<Rule>, const X&... x) {
     using D = nabla::detail::dual_among_t<X...>;
-    return nabla::detail::apply_to<Rule, D>(nabla::detail::operand_for<D>(x)...);
+    return nabla::detail::apply_to<Rule, D>(nabla::detail::dual_operand<D>(x)...);
 }
 }  // namespace rules
 

@@ -64,6 +64,12 @@ public:
     T value() const;
     bool is_constant() const { return tape_ == nullptr; }
     series_tape<T>* tape() const { return tape_; }
+    // The tape of a variable known not to be a constant (g++ 12 at -O3 otherwise warns of a null
+    // tape on branches that a constant operand rules out).
+    series_tape<T>* recording() const {
+        NABLA_ASSUME(tape_ != nullptr);
+        return tape_;
+    }
     std::uint32_t node() const { return node_; }
     const T& constant() const { return constant_; }
 
@@ -238,6 +244,7 @@ public:
         unary,          // y = g(a): k y_k = sum j a_j p_{k-j}
         binary,         // y = g(a, b): k y_k = sum j (a_j p_{k-j} + b_j q_{k-j})
         ternary,        // y = g(a, b, t): binary's sum and t_j r_{k-j}
+        algorithm,      // y = g(a[, b[, t]]) from g's algorithm run on the series to order k
         // Replay only: two independent products, squares or unary functions in one loop (two
         // chains of additions in flight instead of one), and follow-ups alone.
         pair_mul,
@@ -260,10 +267,20 @@ public:
         return {this, share(n)};
     }
 
+    // y = Rule(a), Rule(a, b) or Rule(a, b, t): its partials recorded as operations (a rule whose
+    // derivatives come from its algorithm: by_algorithm below).
+    template <class Rule, class... V>
+    variable apply(const V&... operands) {
+        if constexpr (rules::ByAlgorithm<Rule>)
+            return by_algorithm<Rule>(operands...);
+        else
+            return apply_with_partials<Rule>(operands...);
+    }
+
     // y = Rule(a), or Rule(n, a) with a constant index n (polygamma's order, hermite's degree, a
     // Bessel function's real order), kept as a T.
     template <class Rule>
-    variable apply(const variable& a) {
+    variable apply_with_partials(const variable& a) {
         check_smooth<Rule>();
         node n{kind::unary};
         n.a = node_of(a);
@@ -292,7 +309,7 @@ public:
         return {this, share(n)};
     }
     template <class Rule>
-    variable apply(const variable& a, const variable& b) {
+    variable apply_with_partials(const variable& a, const variable& b) {
         check_smooth<Rule>();
         node n{kind::binary};
         n.a = node_of(a);
@@ -307,7 +324,7 @@ public:
         return {this, share(n)};
     }
     template <class Rule>
-    variable apply(const variable& a, const variable& b, const variable& t) {
+    variable apply_with_partials(const variable& a, const variable& b, const variable& t) {
         check_smooth<Rule>();
         node n{kind::ternary};
         n.a = node_of(a);
@@ -324,6 +341,37 @@ public:
         };
         return {this, share(n)};
     }
+    // A rule whose derivatives come from its algorithm run on series (the elliptic integrals,
+    // rules/partial_of.hpp): coefficient k from the algorithm run on the operands' series to
+    // order k, with no partials recorded (their rules would nest without end).
+    template <class Rule, class... V>
+    variable by_algorithm(const V&... operands) {
+        node n{kind::algorithm};
+        std::array<std::uint32_t, 3> ids{none, none, none};
+        std::size_t next = 0;
+        ((ids[next++] = node_of(operands)), ...);
+        n.a = ids[0];
+        n.b = ids[1];
+        n.third = ids[2];
+        n.rule = Rule::name;
+        n.value3 = [](const T& u, const T& v, const T& w) -> T {
+            if constexpr (sizeof...(V) == 1)
+                return Rule::value(u);
+            else if constexpr (sizeof...(V) == 2)
+                return Rule::value(u, v);
+            else
+                return Rule::value(u, v, w);
+        };
+        n.coefficient = [](const T* u, const T* v, const T* w, std::size_t k) -> T {
+            const std::array<const T*, 3> all{u, v, w};
+            std::array<const T*, sizeof...(V)> rows;
+            std::copy_n(all.begin(), sizeof...(V), rows.begin());
+            return rules::detail::value_coefficient<Rule>(rows, k,
+                                                          std::index_sequence_for<V...>{});
+        };
+        return {this, share(n)};
+    }
+
     // pow(a, b) with a varying exponent: y' = y (b a' / a + log(a) b'), partials that close.
     variable power_of(const variable& a, const variable& b) {
         node n{kind::binary};
@@ -342,6 +390,7 @@ public:
 private:
     using value_function = T (*)(const T&, const T&);
     using partials_function = void (*)(series_tape&, std::uint32_t);
+    using coefficient_function = T (*)(const T*, const T*, const T*, std::size_t);
     using ternary_function = T (*)(const T&, const T&, const T&);
     static constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
 
@@ -356,6 +405,7 @@ private:
         value_function value2 = nullptr;
         ternary_function value3 = nullptr;
         partials_function partials = nullptr;
+        coefficient_function coefficient = nullptr;  // algorithm
         std::size_t need = 0;  // the highest order read
         T inverse{};           // 1 / a_0 (div: 1 / b_0, root: 1 / (2 y_0)), set at order 0
     };
@@ -590,6 +640,10 @@ private:
         case kind::ternary:
             y[0] = n.value3(a[0], b[0], row(n.third)[0]);
             return;
+        case kind::algorithm:
+            y[0] = n.value3(a[0], b == nullptr ? T(0) : b[0],
+                            n.third == none ? T(0) : row(n.third)[0]);
+            return;
         }
     }
 
@@ -673,6 +727,7 @@ private:
         const T* b2 = nullptr;  // pair_unary: the partial's row (ternary: a2, b2 the third's)
         T* next = nullptr;      // the row of an input linked to y (link), and to y2
         T* next2 = nullptr;
+        coefficient_function coefficient = nullptr;  // algorithm (a2: the third operand)
     };
 
     // Pairs each product, square or unary function with a later one of its kind that reads
@@ -737,6 +792,10 @@ private:
                 if (n.op == kind::ternary) {
                     program_.back().a2 = at(n.third);
                     program_.back().b2 = at(n.r);
+                }
+                if (n.op == kind::algorithm) {
+                    program_.back().a2 = at(n.third);
+                    program_.back().coefficient = n.coefficient;
                 }
             }
         }
@@ -822,6 +881,9 @@ private:
             break;
         case kind::binary:
             v = (series::chain_sum(a, in.p, k) + series::chain_sum(in.b, in.q, k)) * reciprocal_[k];
+            break;
+        case kind::algorithm:
+            v = in.coefficient(a, in.b, in.a2, k);
             break;
         case kind::ternary:
             v = (series::chain_sum(a, in.p, k) + series::chain_sum(in.b, in.q, k) +
@@ -946,9 +1008,9 @@ series_variable<T> operator+(const series_variable<T>& a, const series_variable<
     if (a.is_constant() && b.is_constant())
         return a.constant() + b.constant();
     if (a.is_constant())
-        return b.tape()->make(kind::add_constant, b, a.constant());
+        return b.recording()->make(kind::add_constant, b, a.constant());
     if (b.is_constant())
-        return a.tape()->make(kind::add_constant, a, b.constant());
+        return a.recording()->make(kind::add_constant, a, b.constant());
     return detail::tape_of(a, b)->make(kind::add, a, b);
 }
 template <class T>
@@ -957,9 +1019,9 @@ series_variable<T> operator-(const series_variable<T>& a, const series_variable<
     if (a.is_constant() && b.is_constant())
         return a.constant() - b.constant();
     if (a.is_constant())
-        return b.tape()->make(kind::constant_minus, b, a.constant());
+        return b.recording()->make(kind::constant_minus, b, a.constant());
     if (b.is_constant())
-        return a.tape()->make(kind::add_constant, a, -b.constant());
+        return a.recording()->make(kind::add_constant, a, -b.constant());
     return detail::tape_of(a, b)->make(kind::sub, a, b);
 }
 template <class T>
@@ -967,7 +1029,7 @@ series_variable<T> operator-(const series_variable<T>& a) {
     using kind = typename series_tape<T>::kind;
     if (a.is_constant())
         return -a.constant();
-    return a.tape()->make(kind::neg, a, T(0));
+    return a.recording()->make(kind::neg, a, T(0));
 }
 template <class T>
 series_variable<T> operator+(const series_variable<T>& a) {
@@ -979,11 +1041,11 @@ series_variable<T> operator*(const series_variable<T>& a, const series_variable<
     if (a.is_constant() && b.is_constant())
         return a.constant() * b.constant();
     if (a.is_constant())
-        return b.tape()->make(kind::scale, b, a.constant());
+        return b.recording()->make(kind::scale, b, a.constant());
     if (b.is_constant())
-        return a.tape()->make(kind::scale, a, b.constant());
+        return a.recording()->make(kind::scale, a, b.constant());
     if (a.tape() == b.tape() && a.node() == b.node())
-        return a.tape()->make(kind::square, a, T(0));
+        return a.recording()->make(kind::square, a, T(0));
     return detail::tape_of(a, b)->make(kind::mul, a, b);
 }
 template <class T>
@@ -992,9 +1054,9 @@ series_variable<T> operator/(const series_variable<T>& a, const series_variable<
     if (a.is_constant() && b.is_constant())
         return a.constant() / b.constant();
     if (a.is_constant())
-        return b.tape()->make(kind::constant_over, b, a.constant());
+        return b.recording()->make(kind::constant_over, b, a.constant());
     if (b.is_constant())
-        return a.tape()->make(kind::divide_constant, a, b.constant());
+        return a.recording()->make(kind::divide_constant, a, b.constant());
     return detail::tape_of(a, b)->make(kind::div, a, b);
 }
 
@@ -1044,9 +1106,9 @@ series_variable<T> series_function(const series_variable<T>& u) {
     if (u.is_constant())
         return Rule::value(u.constant());
     if constexpr (std::is_same_v<Rule, rules::sqrt_rule>)
-        return u.tape()->make(series_tape<T>::kind::root, u, T(0));
+        return u.recording()->make(series_tape<T>::kind::root, u, T(0));
     else
-        return u.tape()->template apply<Rule>(u);
+        return u.recording()->template apply<Rule>(u);
 }
 }  // namespace detail
 
@@ -1098,8 +1160,7 @@ hypot(const series_variable<T>& a, const series_variable<T>& b, const series_var
     return hypot(hypot(a, b), c);
 }
 
-// ellint_3(k, nu, phi), and the rules that no function names (rules/partial_of.hpp, through
-// apply_rule): one node, or their value where every operand is a constant.
+// ellint_3(k, nu, phi): one node, or its value where every operand is a constant.
 namespace detail {
 template <class T>
 inline constexpr bool is_series_variable = false;
@@ -1144,15 +1205,6 @@ series_variable<T>
 ellint_3(const series_variable<T>& k, const series_variable<T>& nu, const series_variable<T>& phi) {
     return detail::apply_series<rules::ellint_3_rule, T>(k, nu, phi);
 }
-namespace rules {
-template <class Rule, class... X>
-requires((nabla::detail::is_series_variable<X> || ...)) auto apply_rule(rule_tag<Rule>,
-                                                                         const X&... x) {
-    using V = nabla::detail::series_among_t<X...>;
-    return nabla::detail::apply_series<Rule, typename V::value_type>(
-        nabla::detail::as_series_variable<V>(x)...);
-}
-}  // namespace rules
 
 // The functions of three operands with constants beside series variables.
 #define NABLA_SERIES_TERNARY(function)                                                             \
@@ -1178,7 +1230,7 @@ NABLA_SERIES_TERNARY(ellint_3)
         const auto index = rules::index_cast<rules::rule, T>(n);                                   \
         if (u.is_constant())                                                                       \
             return rules::rule::value(index, u.constant());                                        \
-        return u.tape()->template apply_indexed<rules::rule>(T(index), u);                         \
+        return u.recording()->template apply_indexed<rules::rule>(T(index), u);                         \
     }
 NABLA_INDEXED_FUNCTIONS(NABLA_SERIES_INDEXED)
 #undef NABLA_SERIES_INDEXED
@@ -1231,7 +1283,7 @@ requires(!std::is_integral_v<U>) series_variable<T> pow(const series_variable<T>
     using kind = typename series_tape<T>::kind;
     if (a.is_constant())
         return rules::pow_rule::value(a.constant(), static_cast<T>(r));
-    return a.tape()->make(kind::power, a, static_cast<T>(r));
+    return a.recording()->make(kind::power, a, static_cast<T>(r));
 }
 template <class T>
 series_variable<T> pow(const series_variable<T>& a, const series_variable<T>& b) {

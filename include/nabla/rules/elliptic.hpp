@@ -28,15 +28,20 @@ namespace nabla::rules {
 
 namespace detail {
 
-// Whether the duplication has converged: every coefficient of the relative differences (for a
-// plain number, the difference itself) within the tolerance. Past 60 steps the constant terms
-// alone decide, for series whose higher coefficients are very large (the modulus near 1), which
-// every step still divides by 4.
+// Whether the duplication has converged. For a plain number, the relative differences within the
+// tolerance, where the expansion's error (the differences to the sixth power) is below the last
+// place. For a series, every coefficient within 1/64 of it (three more steps): a derivative of
+// that error is 6 d^5 d' rather than d^6, and the tolerance of the value would leave 1e-12 in a
+// first derivative. Past 60 steps the constant terms alone decide, for series whose higher
+// coefficients are very large (the modulus near 1), which every step still divides by 4.
 template <class T, class... N>
 bool duplication_converged(T tolerance, int step, const N&... differences) {
-    if (step >= 60)
-        return !(std::max({std::abs(plain(differences))...}) > tolerance);
-    return !(std::max({T(magnitude(differences))...}) > tolerance);
+    if constexpr ((std::is_arithmetic_v<N> && ...))
+        return !(std::max({std::abs(differences)...}) > tolerance);
+    else if (step >= 60)
+        return !(std::max({std::abs(plain(differences))...}) > tolerance / T(64));
+    else
+        return !(std::max({T(magnitude(differences))...}) > tolerance / T(64));
 }
 
 // Carlson's symmetric integrals R_F(x, y, z) and R_D(x, y, z) by the duplication theorem: each
@@ -142,11 +147,11 @@ N carlson_rj(N x, N y, N z, N p, const N* root_of_x = nullptr) {
 }
 
 // K(k) = R_F(0, k'^2, 1) and E(k) = K - (k^2 / 3) R_D(0, k'^2, 1), with k'^2 = (1 - k)(1 + k),
-// exact where 1 - k^2 would round.
+// exact where 1 - k^2 would round (one_minus_square).
 template <class N>
 N complete_elliptic(const N& k, bool second) {
     using T = plain_t<N>;
-    const N complement = (T(1) - k) * (T(1) + k);
+    const N complement = one_minus_square(k);
     const N first = carlson_rf(N(T(0)), complement, N(T(1)));
     return second ? first - k * k * carlson_rd(N(T(0)), complement, N(T(1))) / T(3) : first;
 }
@@ -162,7 +167,7 @@ N incomplete_elliptic(const N& k, const N& phi, bool second) {
     if (std::isinf(plain(phi)))
         return phi;
     const auto integral = [&k, second](const N& s, const N& c) {
-        const N y = (T(1) - k * s) * (T(1) + k * s);
+        const N y = one_minus_square(N(k * s));
         const N c2 = c * c;
         const N f = s * carlson_rf(c2, y, N(T(1)), &c);
         return second ? f - k * k * s * s * s * carlson_rd(c2, y, N(T(1)), &c) / T(3) : f;
@@ -190,7 +195,7 @@ N elliptic_third_part(const N& k, const N& n, const N& s, const N& c) {
     using T = plain_t<N>;
     constexpr T inf = std::numeric_limits<T>::infinity();
     const N m = k * k;
-    const N s2 = s * s, y = (T(1) - k * s) * (T(1) + k * s);
+    const N s2 = s * s, y = one_minus_square(N(k * s));
     const bool modulus_one = plain(y) == T(0) && plain(c) == T(0);
     const bool moved = plain(n) < T(-1);
     N p;
@@ -217,8 +222,9 @@ N elliptic_third_part(const N& k, const N& n, const N& s, const N& c) {
     if (moved) {
         const N shifted = m - n, rest = T(1) - n;
         const N w2 = -n / rest / shifted, w = sqrt(w2);
-        const N characteristic = shifted / rest, complement = (T(1) - m) / rest;
-        return w2 * (T(1) - m) * with_characteristic(characteristic, c2 + s2 * complement) +
+        const N modulus_complement = one_minus_square(k);
+        const N characteristic = shifted / rest, complement = modulus_complement / rest;
+        return w2 * modulus_complement * with_characteristic(characteristic, c2 + s2 * complement) +
                m / shifted * first + w * atan(w * shifted * s * c / sqrt(y));
     }
     return with_characteristic(n, p);
@@ -323,24 +329,20 @@ requires(std::is_arithmetic_v<A>&& std::is_arithmetic_v<B>&& std::is_arithmetic_
 // from the series of R_F and R_D (partial_of.hpp): K'(0) = 0, K''(0) = pi/4, E''(0) = -pi/4. At
 // |k| = 1, K is +inf, and every derivative is infinite: K^(n)(+-1) = (+-1)^n inf, E^(n)(+-1) =
 // -(+-1)^n inf; |k| > 1 is NaN.
-struct comp_ellint_1_rule {
-    static constexpr const char* name = "comp_ellint_1";
+template <bool Second>
+struct complete_elliptic_rule : by_algorithm_rule<complete_elliptic_rule<Second>> {
+    static constexpr const char* name = Second ? "comp_ellint_2" : "comp_ellint_1";
     static constexpr std::size_t arity = 1;
     template <class X>
     static constexpr auto value(const X& k) {
-        return comp_ellint_1(k);
-    }
-    template <std::size_t I, class Y, class X>
-    static auto partial(const Y&, const X& k) {
-        return first_partial<comp_ellint_1_rule, I>(k);
-    }
-    template <class T, std::size_t K, class X>
-    static std::array<T, K + 1> series(const X& k) {
-        return detail::algorithm_series<comp_ellint_1_rule, T, K>(k);
+        if constexpr (Second)
+            return comp_ellint_2(k);
+        else
+            return comp_ellint_1(k);
     }
     template <class N>
     static N algorithm(const N& k) {
-        return detail::complete_elliptic(k, false);
+        return detail::complete_elliptic(k, Second);
     }
     template <class T>
     static bool inside(const T& k) {
@@ -350,47 +352,20 @@ struct comp_ellint_1_rule {
     static std::optional<T> known(const T& k) {
         if (std::abs(k) != T(1))
             return std::nullopt;
-        return detail::alternate(k < T(0) ? O : 0, std::numeric_limits<T>::infinity());
+        const T inf = std::numeric_limits<T>::infinity();
+        return detail::alternate(k < T(0) ? O : 0, Second ? -inf : inf);
     }
 };
-struct comp_ellint_2_rule {
-    static constexpr const char* name = "comp_ellint_2";
-    static constexpr std::size_t arity = 1;
-    template <class X>
-    static constexpr auto value(const X& k) {
-        return comp_ellint_2(k);
-    }
-    template <std::size_t I, class Y, class X>
-    static auto partial(const Y&, const X& k) {
-        return first_partial<comp_ellint_2_rule, I>(k);
-    }
-    template <class T, std::size_t K, class X>
-    static std::array<T, K + 1> series(const X& k) {
-        return detail::algorithm_series<comp_ellint_2_rule, T, K>(k);
-    }
-    template <class N>
-    static N algorithm(const N& k) {
-        return detail::complete_elliptic(k, true);
-    }
-    template <class T>
-    static bool inside(const T& k) {
-        return std::abs(k) < T(1);
-    }
-    template <std::size_t O, class T>
-    static std::optional<T> known(const T& k) {
-        if (std::abs(k) != T(1))
-            return std::nullopt;
-        return detail::alternate(k < T(0) ? O : 0, -std::numeric_limits<T>::infinity());
-    }
-};
+using comp_ellint_1_rule = complete_elliptic_rule<false>;
+using comp_ellint_2_rule = complete_elliptic_rule<true>;
 
-// The incomplete elliptic integrals F(k, phi) and E(k, phi); dF/dphi = 1 / D and dE/dphi = D
-// with D = sqrt(1 - k^2 sin^2 phi), and every other derivative, from the series of Carlson's
-// integrals. Both are even in k: the k-derivatives of odd order are exactly 0 at k = 0. Where the
+// The incomplete elliptic integrals F(k, phi) and E(k, phi): dF/dphi = 1 / D and dE/dphi = D,
+// D = sqrt(1 - k^2 sin^2 phi), in closed form (exact, nothing cancels); every other derivative
+// from the series of Carlson's integrals. Both are even in k: the k-derivatives of odd order are exactly 0 at k = 0. Where the
 // series do not exist (|k| = 1 beyond a quarter period, where F diverges) the first derivatives
 // are DLMF 19.4's closed forms, infinite there, and higher ones NaN.
 template <bool Second>
-struct incomplete_elliptic_rule {
+struct incomplete_elliptic_rule : by_algorithm_rule<incomplete_elliptic_rule<Second>> {
     static constexpr const char* name = Second ? "ellint_2" : "ellint_1";
     static constexpr std::size_t arity = 2;
     template <class A, class B>
@@ -400,17 +375,18 @@ struct incomplete_elliptic_rule {
         else
             return ellint_1(k, phi);
     }
-    template <std::size_t I, class Y, class A, class B>
-    static auto partial(const Y&, const A& k, const B& phi) {
-        return first_partial<incomplete_elliptic_rule, I>(k, phi);
-    }
-    template <class T, std::size_t K, class A, class B>
-    static std::array<T, K + 1> series(const A& k, const B& phi) {
-        return detail::algorithm_series<incomplete_elliptic_rule, T, K>(k, phi);
-    }
     template <class N>
     static N algorithm(const N& k, const N& phi) {
         return detail::incomplete_elliptic(k, phi, Second);
+    }
+    // dF/dphi = 1 / D, dE/dphi = D: every partial of order >= 1 in phi from these.
+    static constexpr std::size_t closed_operand = 1;
+    template <class N>
+    static N closed_partial(const N& k, const N& phi) {
+        using std::sqrt;
+        using detail::one_minus_square, detail::sine_cosine;
+        const N d = sqrt(one_minus_square(N(k * sine_cosine(phi)[0])));
+        return Second ? d : N(detail::plain_t<N>(1)) / d;
     }
     template <class T>
     static bool inside(const T& k, const T& phi) {
@@ -436,8 +412,8 @@ using ellint_1_rule = incomplete_elliptic_rule<false>;
 using ellint_2_rule = incomplete_elliptic_rule<true>;
 
 // The elliptic integrals of the third kind, Pi(nu, k) and Pi(nu, k, phi) (nabla's and the
-// standard library's argument order: k, nu, phi). Every derivative comes from the series of
-// Carlson's integrals, regular at nu = 0 and on nu = k^2, where DLMF 19.4's closed forms divide 0
+// standard library's argument order: k, nu, phi). dPi/dphi is its closed form below; every other
+// derivative comes from the series of Carlson's integrals, regular at nu = 0 and on nu = k^2, where DLMF 19.4's closed forms divide 0
 // by 0. Those closed forms, with k'^2 = 1 - k^2, D = sqrt(1 - k^2 sin^2 phi) and F, E the
 // integrals of the first and second kind of the same modulus and amplitude,
 //   dPi/dk   = k (E - k'^2 Pi - k^2 sin phi cos phi / D) / (k'^2 (k^2 - nu)),
@@ -449,7 +425,7 @@ using ellint_2_rule = incomplete_elliptic_rule<true>;
 // where the series of Pi's moved characteristic cancel (Pi's leading term pi / (2 sqrt(-nu)) is
 // the same for every k) and the closed form does not.
 template <bool Complete>
-struct elliptic_third_rule {
+struct elliptic_third_rule : by_algorithm_rule<elliptic_third_rule<Complete>> {
     static constexpr const char* name = Complete ? "comp_ellint_3" : "ellint_3";
     static constexpr std::size_t arity = Complete ? 2 : 3;
     template <class... X>
@@ -458,14 +434,6 @@ struct elliptic_third_rule {
             return comp_ellint_3(x...);
         else
             return ellint_3(x...);
-    }
-    template <std::size_t I, class Y, class... X>
-    static auto partial(const Y&, const X&... x) {
-        return first_partial<elliptic_third_rule, I>(x...);
-    }
-    template <class T, std::size_t K, class... X>
-    static std::array<T, K + 1> series(const X&... x) {
-        return detail::algorithm_series<elliptic_third_rule, T, K>(x...);
     }
     template <class N>
     static N algorithm(const N& k, const N& nu) requires Complete {
@@ -478,6 +446,16 @@ struct elliptic_third_rule {
     template <class N>
     static N algorithm(const N& k, const N& nu, const N& phi) requires(!Complete) {
         return detail::incomplete_elliptic_third(k, nu, phi);
+    }
+    // dPi/dphi = 1 / ((1 - nu sin^2 phi) D): every partial of order >= 1 in phi from it.
+    static constexpr std::size_t closed_operand = Complete ? 3 : 2;
+    template <class N>
+    static N closed_partial(const N& k, const N& nu, const N& phi) requires(!Complete) {
+        using std::sqrt;
+        using detail::one_minus_square, detail::sine_cosine;
+        using T = detail::plain_t<N>;
+        const N s = sine_cosine(phi)[0];
+        return N(T(1)) / ((T(1) - nu * s * s) * sqrt(one_minus_square(N(k * s))));
     }
     template <class T, class... X>
     static bool inside(const T& k, const X&... rest) {
@@ -518,12 +496,12 @@ private:
         const T s = std::sin(phi);
         const T s2 = s * s;
         const T k2 = k * k;
-        const T d = std::sqrt(T(1) - k2 * s2);
+        const T d = std::sqrt((T(1) - k * s) * (T(1) + k * s));
         if constexpr (I == 0) {
             const T complement = T(1) - k2;
-            return mul_strong_zero(
-                k, (ellint_2(k, phi) - mul_strong_zero(complement, y) - k2 * s * std::cos(phi) / d) /
-                       (complement * (k2 - nu)));
+            return mul_strong_zero(k, (ellint_2(k, phi) - mul_strong_zero(complement, y) -
+                                       k2 * s * std::cos(phi) / d) /
+                                          (complement * (k2 - nu)));
         } else if constexpr (I == 1) {
             return (nu * ellint_2(k, phi) + (k2 - nu) * ellint_1(k, phi) + (nu * nu - k2) * y -
                     nu * nu * d * s * std::cos(phi) / (T(1) - nu * s2)) /

@@ -1,0 +1,241 @@
+// The special functions' derivatives at the ends of their domains (small and large arguments,
+// near poles, zeros and branch points, where an algorithm changes), against mpmath at 40 digits
+// (tests/data/edges.txt, from generate_edges.py), in every mode: static graphs (d to second
+// order), dual numbers, the tape, forward-over-forward and forward-over-reverse Hessians, Taylor
+// numbers (derivatives<8>) and the Taylor integrator's series tape. The tolerance is a few units
+// in the last place times the partial's condition number, growing with the order. The elliptic
+// integrals have a test of their own (elliptic_test.cpp).
+
+#include <catch2/catch.hpp>
+
+#include <nabla/nabla.hpp>
+
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "../test_data.hpp"
+
+namespace {
+
+struct line {
+    std::string name;
+    std::vector<double> p;
+    std::vector<double> x;
+    std::vector<std::size_t> orders;
+    double value;
+    double condition;
+    std::string text;
+
+    std::size_t total() const {
+        std::size_t n = 0;
+        for (const std::size_t o : orders)
+            n += o;
+        return n;
+    }
+    double tolerance() const {
+        const double eps = std::numeric_limits<double>::epsilon();
+        const double n = static_cast<double>(total());
+        return eps * (16.0 + 8.0 * n * n) * (1.0 + condition);
+    }
+};
+
+std::vector<line> lines() {
+    std::vector<line> all;
+    for (const auto& text : nabla_test::data_lines("edges.txt")) {
+        std::istringstream in(text);
+        line l;
+        l.text = text;
+        std::size_t n = 0;
+        in >> l.name >> n;
+        for (std::size_t i = 0; i < n; ++i)
+            l.p.push_back(nabla_test::read_number(in));
+        in >> n;
+        for (std::size_t i = 0; i < n; ++i)
+            l.x.push_back(nabla_test::read_number(in));
+        for (std::size_t i = 0; i < n; ++i) {
+            std::size_t o = 0;
+            in >> o;
+            l.orders.push_back(o);
+        }
+        l.value = nabla_test::read_number(in);
+        l.condition = nabla_test::read_number(in);
+        all.push_back(l);
+    }
+    return all;
+}
+
+template <std::size_t N, class F>
+double call(const F& f, const std::vector<double>& x) {
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+        return static_cast<double>(f(x[I]...));
+    }(std::make_index_sequence<N>{});
+}
+
+template <std::size_t I, std::size_t N, class E>
+auto d_in(const E& e) {
+    return nabla::d(e, std::get<I>(nabla::variables<N>()));
+}
+
+// The partial of the line in every mode that reaches its order.
+template <std::size_t N, class F>
+void check(const line& l, const F& f) {
+    const double tolerance = l.tolerance();
+    INFO(l.text << "  (tolerance " << tolerance << ")");
+    if (l.total() == 0)
+        CHECK(nabla_test::close(call<N>(f, l.x), l.value, tolerance));
+
+    // Static graphs to second order.
+    const auto e = std::apply(f, nabla::variables<N>());
+    const auto order = [&](std::size_t i) { return i < N ? l.orders[i] : std::size_t(0); };
+    double s = std::numeric_limits<double>::quiet_NaN();
+    bool found = true;
+    if (order(0) == 1 && order(1) == 0)
+        s = call<N>(d_in<0, N>(e), l.x);
+    else if (order(0) == 2 && order(1) == 0)
+        s = call<N>(d_in<0, N>(d_in<0, N>(e)), l.x);
+    else if constexpr (N == 2) {
+        if (order(0) == 0 && order(1) == 1)
+            s = call<N>(d_in<1, N>(e), l.x);
+        else if (order(0) == 1 && order(1) == 1)
+            s = call<N>(d_in<1, N>(d_in<0, N>(e)), l.x);
+        else if (order(0) == 0 && order(1) == 2)
+            s = call<N>(d_in<1, N>(d_in<1, N>(e)), l.x);
+        else
+            found = false;
+    } else {
+        found = false;
+    }
+    if (found) {
+        INFO("static graph: " << s);
+        CHECK(nabla_test::close(s, l.value, tolerance));
+    }
+
+    // Taylor numbers and the series tape along the one operand differentiated.
+    std::size_t direction = N;
+    for (std::size_t i = 0; i < N; ++i)
+        if (l.orders[i] == l.total())
+            direction = i;
+    if (direction < N && l.total() > 0) {
+        const auto along = [&](auto t) {
+            return [&]<std::size_t... I>(std::index_sequence<I...>) {
+                const auto operand = [&](std::size_t i) {
+                    return i == direction ? t : decltype(t)(l.x[i]);
+                };
+                return f(operand(I)...);
+            }(std::make_index_sequence<N>{});
+        };
+        const auto series = nabla::derivatives<8>(along, l.x[direction]);
+        INFO("derivatives<8>: " << series[l.total()]);
+        CHECK(nabla_test::close(series[l.total()], l.value, tolerance));
+
+        nabla::series_tape<double> tape(8);
+        tape.read_at(8);
+        const auto node =
+            tape.node_of(nabla::series_variable<double>(along(tape.time(l.x[direction]))));
+        double factorial = 1.0;
+        for (std::size_t k = 1; k <= l.total(); ++k) {
+            tape.replay(k);
+            factorial *= static_cast<double>(k);
+        }
+        const double taped = tape.row(node)[l.total()] * factorial;
+        INFO("series tape: " << taped);
+        CHECK(nabla_test::close(taped, l.value, tolerance));
+    }
+
+    std::array<double, N> point{};
+    for (std::size_t i = 0; i < N; ++i)
+        point[i] = l.x[i];
+    const auto on_array = [&](const auto& v) {
+        return [&]<std::size_t... I>(std::index_sequence<I...>) { return f(v[I]...); }(
+            std::make_index_sequence<N>{});
+    };
+    if (l.total() == 1) {
+        const auto forward = nabla::grad(on_array, point);
+        const auto reverse = nabla::grad(nabla::mode::reverse, on_array, point);
+        INFO("dual " << forward[direction] << ", tape " << reverse[direction]);
+        CHECK(nabla_test::close(forward[direction], l.value, tolerance));
+        CHECK(nabla_test::close(reverse[direction], l.value, tolerance));
+    }
+    if (l.total() == 2) {
+        std::size_t i = N, j = N;
+        for (std::size_t m = 0; m < N; ++m)
+            for (std::size_t o = 0; o < l.orders[m]; ++o)
+                (i == N ? i : j) = m;
+        const auto forward = nabla::hessian(nabla::mode::forward, on_array, point);
+        const auto reverse = nabla::hessian(nabla::mode::reverse, on_array, point);
+        INFO("forward over forward " << forward(i, j) << ", forward over reverse "
+                                     << reverse(i, j));
+        CHECK(nabla_test::close(forward(i, j), l.value, tolerance));
+        CHECK(nabla_test::close(reverse(i, j), l.value, tolerance));
+    }
+}
+
+// The special functions by name, with their constant parameters.
+void check_line(const line& l) {
+    using nabla::sin_pi, nabla::cos_pi, nabla::sqrt1pm1, nabla::expint, nabla::lambert_w0,
+        nabla::lambert_wm1, nabla::sinc, nabla::riemann_zeta, nabla::zeta_derivative,
+        nabla::digamma, nabla::polygamma, nabla::hermite, nabla::sph_bessel, nabla::sph_neumann,
+        nabla::cyl_bessel_j, nabla::cyl_neumann, nabla::cyl_bessel_i, nabla::cyl_bessel_k,
+        nabla::gegenbauer, nabla::assoc_laguerre, nabla::legendre, nabla::beta, nabla::powm1;
+    using std::erf, std::erfc, std::tgamma, std::lgamma;
+    const auto n = [&] { return static_cast<int>(l.p[0]); };
+#define NABLA_EDGE_UNARY(function)                                                                 \
+    if (l.name == #function)                                                                       \
+        return check<1>(l, [](const auto& x) { return function(x); });
+    NABLA_EDGE_UNARY(sin_pi)
+    NABLA_EDGE_UNARY(cos_pi)
+    NABLA_EDGE_UNARY(sqrt1pm1)
+    NABLA_EDGE_UNARY(expint)
+    NABLA_EDGE_UNARY(lambert_w0)
+    NABLA_EDGE_UNARY(lambert_wm1)
+    NABLA_EDGE_UNARY(sinc)
+    NABLA_EDGE_UNARY(riemann_zeta)
+    NABLA_EDGE_UNARY(tgamma)
+    NABLA_EDGE_UNARY(lgamma)
+    NABLA_EDGE_UNARY(digamma)
+    NABLA_EDGE_UNARY(erf)
+    NABLA_EDGE_UNARY(erfc)
+#undef NABLA_EDGE_UNARY
+#define NABLA_EDGE_INDEXED(function, index)                                                        \
+    if (l.name == #function)                                                                       \
+        return check<1>(l, [i = index](const auto& x) { return function(i, x); });
+    NABLA_EDGE_INDEXED(zeta_derivative, n())
+    NABLA_EDGE_INDEXED(polygamma, n())
+    NABLA_EDGE_INDEXED(hermite, n())
+    NABLA_EDGE_INDEXED(sph_bessel, n())
+    NABLA_EDGE_INDEXED(sph_neumann, n())
+    NABLA_EDGE_INDEXED(legendre, n())
+    NABLA_EDGE_INDEXED(cyl_bessel_j, l.p[0])
+    NABLA_EDGE_INDEXED(cyl_neumann, l.p[0])
+    NABLA_EDGE_INDEXED(cyl_bessel_i, l.p[0])
+    NABLA_EDGE_INDEXED(cyl_bessel_k, l.p[0])
+#undef NABLA_EDGE_INDEXED
+    if (l.name == "gegenbauer")
+        return check<1>(l, [i = n(), a = l.p[1]](const auto& x) { return gegenbauer(i, a, x); });
+    if (l.name == "assoc_laguerre")
+        return check<1>(l,
+                        [i = n(), a = l.p[1]](const auto& x) { return assoc_laguerre(i, a, x); });
+    if (l.name == "beta")
+        return check<2>(l, [](const auto& a, const auto& b) { return beta(a, b); });
+    if (l.name == "powm1")
+        return check<2>(l, [](const auto& a, const auto& b) { return powm1(a, b); });
+    FAIL("edges.txt names a function this test does not know: " << l.name);
+}
+
+}  // namespace
+
+TEST_CASE("special functions: every derivative at the ends of the domain matches mpmath in every "
+          "mode",
+          "[rules][edges]") {
+    const auto all = lines();
+    REQUIRE(all.size() > 300);
+    for (const auto& l : all)
+        check_line(l);
+}
