@@ -5,9 +5,8 @@ The points are where DLMF 19.4's closed forms of the derivatives cancel or divid
 modulus k at 0, near 0 and near 1, the characteristic nu at 0, near 0 (both sides), on and near
 k^2, and below -1, where nabla moves the characteristic; and ordinary points for comparison.
 Each partial d^(o1 + o2 + o3) f / dx1^o1 dx2^o2 dx3^o3 is computed by mpmath at 40 digits by
-central differences (mpmath.diff) with a step far inside the distance to the nearest singularity
-(1e-20 of the radius given with each point), at the high working precision mpmath takes
-for them, checked against half the step, and rounded to a double. Each line of elliptic.txt is
+central differences (differences.py, with the smallest radius given with each point) and
+rounded to a double. Each line of elliptic.txt is
 
     name nvar x1 .. x_nvar o1 .. o_nvar value cond
 
@@ -20,6 +19,8 @@ Rerun from the repository root:  /usr/bin/python3 tests/data/generate_elliptic.p
 import os
 
 import mpmath
+
+from differences import condition, partial
 
 mp = mpmath.mp
 mp.dps = 40
@@ -51,42 +52,6 @@ def Piphi(k, nu, phi):
 
 FUNCTIONS = {"comp_ellint_1": K, "comp_ellint_2": E, "ellint_1": F, "ellint_2": Ephi,
              "comp_ellint_3": Pi, "ellint_3": Piphi}
-
-
-def partial(f, x, orders, step):
-    """d^orders f at x by mpmath's finite differences of step `step` in every variable, at the
-    working precision mpmath raises to make the differences exact to 40 digits."""
-    if not any(orders):
-        return f(*x)
-    return mpmath.diff(f, tuple(x), tuple(orders), h=step)
-
-
-def reference(f, x, orders, radii):
-    """The partial with a step 1e-20 of the smallest distance to a singularity, checked
-    against half that step (the error of the central differences is O(step^2))."""
-    x = [mpmath.mpf(v) for v in x]
-    step = mpmath.mpf(min(radii)) * mpmath.mpf(10) ** -20
-    a = partial(f, x, orders, step)
-    b = partial(f, x, orders, step / 2)
-    # (A partial that vanishes, an odd one at k = 0, comes out as noise far below 1e-30.)
-    if abs(a) < mpmath.mpf(10) ** -30 and abs(b) < mpmath.mpf(10) ** -30:
-        return mpmath.mpf(0)
-    if abs(a - b) > mpmath.mpf(10) ** -25 * abs(a):
-        raise RuntimeError(f"no agreement at {x} {orders}: {a} {b}")
-    return mpmath.re(a)
-
-
-def condition(f, x, orders, radii, value):
-    if value == 0:
-        return 0.0
-    total = mpmath.mpf(0)
-    for i in range(len(x)):
-        if x[i] == 0:
-            continue
-        raised = list(orders)
-        raised[i] += 1
-        total += abs(mpmath.mpf(x[i]) * reference(f, x, raised, radii))
-    return float(total / abs(value))
 
 
 # name: list of (point, radii, list of orders)
@@ -139,8 +104,8 @@ def main():
         for x, radii, all_orders in points:
             print(name, x, flush=True)
             for orders in all_orders:
-                value = reference(f, x, orders, radii)
-                cond = condition(f, x, orders, radii, value)
+                value = partial(f, x, orders, min(radii))
+                cond = condition(f, x, orders, min(radii), value)
                 fields = [name, str(len(x))] + [repr(v) for v in x] + [str(o) for o in orders]
                 fields += [repr(float(value)), "%.3g" % cond]
                 lines.append(" ".join(fields))

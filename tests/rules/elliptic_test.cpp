@@ -2,12 +2,13 @@
 // near 1; nu at 0, near 0 on both sides, on and near k^2, below -1), against mpmath at 40 digits
 // (tests/data/elliptic.txt, from generate_elliptic.py), in every mode: static graphs (d to third
 // order), dual numbers, the tape, forward-over-forward and forward-over-reverse Hessians, Taylor
-// numbers (derivatives<8> along each operand) and the Taylor integrator's series tape. The tolerance is a few units in the last
-// place times the partial's condition number, growing with the order.
-
-#include <catch2/catch.hpp>
+// numbers (derivatives<8> along each operand) and the Taylor integrator's series tape. The
+// tolerance is a few units in the last place times the partial's condition number, growing with the
+// order.
 
 #include <nabla/nabla.hpp>
+
+#include <catch2/catch.hpp>
 
 #include <array>
 #include <cmath>
@@ -19,54 +20,13 @@
 #include <utility>
 #include <vector>
 
-#include "../test_data.hpp"
+#include "partials.hpp"
 
 namespace {
 
-struct line {
-    std::string name;
-    std::vector<double> x;
-    std::vector<std::size_t> orders;
-    double value;
-    double condition;
-    std::string text;
-
-    std::size_t total() const {
-        std::size_t n = 0;
-        for (const std::size_t o : orders)
-            n += o;
-        return n;
-    }
-    // A few units in the last place times the condition number, times more for higher orders
-    // (each order is one more level of series arithmetic).
-    double tolerance() const {
-        const double eps = std::numeric_limits<double>::epsilon();
-        const double n = static_cast<double>(total());
-        return eps * (16.0 + 8.0 * n * n) * (1.0 + condition);
-    }
-};
-
-std::vector<line> lines() {
-    std::vector<line> all;
-    for (const auto& text : nabla_test::data_lines("elliptic.txt")) {
-        std::istringstream in(text);
-        line l;
-        l.text = text;
-        std::size_t n = 0;
-        in >> l.name >> n;
-        for (std::size_t i = 0; i < n; ++i)
-            l.x.push_back(nabla_test::read_number(in));
-        for (std::size_t i = 0; i < n; ++i) {
-            std::size_t o = 0;
-            in >> o;
-            l.orders.push_back(o);
-        }
-        l.value = nabla_test::read_number(in);
-        l.condition = nabla_test::read_number(in);
-        all.push_back(l);
-    }
-    return all;
-}
+using nabla_test::call;
+using nabla_test::d_in;
+using line = nabla_test::partial_line;
 
 // The function of a line (Which: its place among the functions of N operands), on any numbers.
 template <std::size_t N, int Which>
@@ -89,19 +49,6 @@ struct function {
             return ellint_3(x...);
     }
 };
-
-template <std::size_t N, class F>
-double call(const F& f, const std::vector<double>& x) {
-    return [&]<std::size_t... I>(std::index_sequence<I...>) {
-        return static_cast<double>(f(x[I]...));
-    }(std::make_index_sequence<N>{});
-}
-
-template <std::size_t I, std::size_t N, class E>
-auto d_in(const E& e) {
-    const auto variables = nabla::variables<N>();
-    return nabla::d(e, std::get<I>(variables));
-}
 
 // d^(a, b, c) of a static expression of up to three placeholders.
 template <std::size_t N, std::size_t A, std::size_t B, std::size_t C, class E>
@@ -163,87 +110,22 @@ void check(const line& l) {
     const function<N, Which> f;
     const double tolerance = l.tolerance();
     INFO(l.text << "  (tolerance " << tolerance << ")");
-
-    if (l.total() == 0)
-        CHECK(nabla_test::close(call<N>(f, l.x), l.value, tolerance));
-
     bool found = false;
     const double s = static_for<N, Which>(l, found);
     if (found) {
         INFO("static graph: " << s);
         CHECK(nabla_test::close(s, l.value, tolerance));
     }
-
-    // Taylor numbers along the one operand differentiated.
-    std::size_t direction = N;
-    for (std::size_t i = 0; i < N; ++i)
-        if (l.orders[i] == l.total())
-            direction = i;
-    if (direction < N && l.total() > 0) {
-        const auto along = [&](auto t) {
-            return [&]<std::size_t... I>(std::index_sequence<I...>) {
-                const auto operand = [&](std::size_t i) {
-                    return i == direction ? t : decltype(t)(l.x[i]);
-                };
-                return f(operand(I)...);
-            }(std::make_index_sequence<N>{});
-        };
-        const auto series = nabla::derivatives<8>(along, l.x[direction]);
-        INFO("derivatives<8>: " << series[l.total()]);
-        CHECK(nabla_test::close(series[l.total()], l.value, tolerance));
-
-        // The Taylor integrator's series tape, replayed order by order.
-        nabla::series_tape<double> tape(8);
-        tape.read_at(8);
-        const auto node =
-            tape.node_of(nabla::series_variable<double>(along(tape.time(l.x[direction]))));
-        double factorial = 1.0;
-        for (std::size_t k = 1; k <= l.total(); ++k) {
-            tape.replay(k);
-            factorial *= static_cast<double>(k);
-        }
-        const double taped = tape.row(node)[l.total()] * factorial;
-        INFO("series tape: " << taped);
-        CHECK(nabla_test::close(taped, l.value, tolerance));
-    }
-
-    std::array<double, N> point{};
-    for (std::size_t i = 0; i < N; ++i)
-        point[i] = l.x[i];
-    const auto on_array = [&](const auto& v) {
-        return [&]<std::size_t... I>(std::index_sequence<I...>) { return f(v[I]...); }(
-            std::make_index_sequence<N>{});
-    };
-    if (l.total() == 1) {
-        std::size_t i = direction;
-        const auto forward = nabla::grad(on_array, point);
-        const auto reverse = nabla::grad(nabla::mode::reverse, on_array, point);
-        INFO("dual " << forward[i] << ", tape " << reverse[i]);
-        CHECK(nabla_test::close(forward[i], l.value, tolerance));
-        CHECK(nabla_test::close(reverse[i], l.value, tolerance));
-    }
-    if (l.total() == 2) {
-        std::size_t i = N, j = N;
-        for (std::size_t m = 0; m < N; ++m)
-            for (std::size_t o = 0; o < l.orders[m]; ++o)
-                (i == N ? i : j) = m;
-        const auto forward = nabla::hessian(nabla::mode::forward, on_array, point);
-        const auto reverse = nabla::hessian(nabla::mode::reverse, on_array, point);
-        INFO("forward over forward " << forward(i, j) << ", forward over reverse "
-                                     << reverse(i, j));
-        CHECK(nabla_test::close(forward(i, j), l.value, tolerance));
-        CHECK(nabla_test::close(reverse(i, j), l.value, tolerance));
-        // One rule for both orders of differentiation: symmetric to the bit.
-        CHECK(forward(i, j) == forward(j, i));
-        CHECK(reverse(i, j) == reverse(j, i));
-    }
+    // (One rule for both orders of differentiation: Hessians symmetric to the bit.)
+    nabla_test::check_number_modes<N>(l, f, true);
 }
 
 }  // namespace
 
-TEST_CASE("elliptic integrals: every partial at the ends of the domain matches mpmath in every mode",
-          "[rules][elliptic]") {
-    const auto all = lines();
+TEST_CASE(
+    "elliptic integrals: every partial at the ends of the domain matches mpmath in every mode",
+    "[rules][elliptic]") {
+    const auto all = nabla_test::partial_lines("elliptic.txt", false);
     REQUIRE(all.size() > 200);
     for (const auto& l : all) {
         if (l.name == "comp_ellint_1")
@@ -261,7 +143,8 @@ TEST_CASE("elliptic integrals: every partial at the ends of the domain matches m
     }
 }
 
-TEST_CASE("elliptic integrals: the series at k = 0 are K's and E's, exactly even", "[rules][elliptic]") {
+TEST_CASE("elliptic integrals: the series at k = 0 are K's and E's, exactly even",
+          "[rules][elliptic]") {
     const auto K = [](auto k) { return comp_ellint_1(k); };
     const auto E = [](auto k) { return comp_ellint_2(k); };
     const auto dk = nabla::derivatives<9>(K, 0.0);

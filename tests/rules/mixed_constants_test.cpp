@@ -47,13 +47,15 @@ reference<N, F> all_numbers(const F& f, const std::array<double, N>& x) {
             return t;
         };
         return f(D(x[I], unit(I))...);
-    }(std::make_index_sequence<N>{});
+    }
+    (std::make_index_sequence<N>{});
     r.value = seeded.value;
     for (std::size_t i = 0; i < N; ++i)
         r.gradient[i] = seeded.tangent[i];
     const auto h = [&]<std::size_t... I>(std::index_sequence<I...>) {
         return nabla::hessian(f, x[I]...);
-    }(std::make_index_sequence<N>{});
+    }
+    (std::make_index_sequence<N>{});
     for (std::size_t i = 0; i < N; ++i)
         for (std::size_t j = 0; j < N; ++j)
             r.hessian[i][j] = h(i, j);
@@ -66,7 +68,9 @@ bool same(double a, double b) {
 
 // One mask: every mode against the reference.
 template <std::size_t Mask, std::size_t N, class F>
-void check_mask(const std::string& name, const F& f, const std::array<double, N>& x,
+void check_mask(const std::string& name,
+                const F& f,
+                const std::array<double, N>& x,
                 const reference<N, F>& r) {
     double slope = 0.0, curvature = 0.0;
     for (std::size_t i = 0; i < N; ++i) {
@@ -82,7 +86,8 @@ void check_mask(const std::string& name, const F& f, const std::array<double, N>
     const auto apply = [&](const auto& moving_of) {
         return [&]<std::size_t... I>(std::index_sequence<I...>) {
             return f(operand<Mask, I>(moving_of(I), x[I])...);
-        }(std::make_index_sequence<N>{});
+        }
+        (std::make_index_sequence<N>{});
     };
 
     // Static graphs: one placeholder for each moving operand, the derivative summed over them.
@@ -90,17 +95,20 @@ void check_mask(const std::string& name, const F& f, const std::array<double, N>
         const auto p = nabla::variables<N>();
         const auto e = [&]<std::size_t... I>(std::index_sequence<I...>) {
             return f(operand<Mask, I>(std::get<I>(p), x[I])...);
-        }(std::make_index_sequence<N>{});
+        }
+        (std::make_index_sequence<N>{});
         const auto at = [&](const auto& g) {
             return [&]<std::size_t... I>(std::index_sequence<I...>) {
                 return static_cast<double>(g(x[I]...));
-            }(std::make_index_sequence<N>{});
+            }
+            (std::make_index_sequence<N>{});
         };
         CHECK(same(at(e), r.value));
         double s = 0.0;
         [&]<std::size_t... I>(std::index_sequence<I...>) {
             ((s += ((Mask >> I) & 1U) ? at(nabla::d(e, std::get<I>(p))) : 0.0), ...);
-        }(std::make_index_sequence<N>{});
+        }
+        (std::make_index_sequence<N>{});
         CHECK(same(s, slope));
     }
     // Dual numbers, one direction.
@@ -149,7 +157,8 @@ void check_mask(const std::string& name, const F& f, const std::array<double, N>
         const auto g = [&](const auto& v) {
             return [&]<std::size_t... I>(std::index_sequence<I...>) {
                 return f(operand<Mask, I>(v[I], x[I])...);
-            }(std::make_index_sequence<N>{});
+            }
+            (std::make_index_sequence<N>{});
         };
         const auto h = nabla::hessian(nabla::mode::reverse, g, x);
         double c = 0.0;
@@ -180,7 +189,8 @@ void check_matrix(const std::string& name, const F& f, const std::array<double, 
     [&]<std::size_t... Mask>(std::index_sequence<Mask...>) {
         // Every mask but the one with no operand moving.
         (check_mask<Mask + 1>(name, f, x, r), ...);
-    }(std::make_index_sequence<(std::size_t(1) << N) - 1>{});
+    }
+    (std::make_index_sequence<(std::size_t(1) << N) - 1>{});
 }
 
 }  // namespace
@@ -189,7 +199,7 @@ TEST_CASE("functions of two operands take constants in either position in every 
           "[rules][mixed]") {
 #define NABLA_MIXED_BINARY(function, rule)                                                         \
     check_matrix<2>(                                                                               \
-        #function, [](const auto& a, const auto& b) { return function(a, b); },                   \
+        #function, [](const auto& a, const auto& b) { return function(a, b); },                    \
         std::string(#function) == "fmod" ? std::array{2.3, 0.7} : std::array{0.3, 0.7});
     NABLA_BINARY_FUNCTIONS(NABLA_MIXED_BINARY)
 #undef NABLA_MIXED_BINARY

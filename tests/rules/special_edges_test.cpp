@@ -6,9 +6,9 @@
 // in the last place times the partial's condition number, growing with the order. The elliptic
 // integrals have a test of their own (elliptic_test.cpp).
 
-#include <catch2/catch.hpp>
-
 #include <nabla/nabla.hpp>
+
+#include <catch2/catch.hpp>
 
 #include <array>
 #include <cmath>
@@ -20,77 +20,19 @@
 #include <utility>
 #include <vector>
 
-#include "../test_data.hpp"
+#include "partials.hpp"
 
 namespace {
 
-struct line {
-    std::string name;
-    std::vector<double> p;
-    std::vector<double> x;
-    std::vector<std::size_t> orders;
-    double value;
-    double condition;
-    std::string text;
-
-    std::size_t total() const {
-        std::size_t n = 0;
-        for (const std::size_t o : orders)
-            n += o;
-        return n;
-    }
-    double tolerance() const {
-        const double eps = std::numeric_limits<double>::epsilon();
-        const double n = static_cast<double>(total());
-        return eps * (16.0 + 8.0 * n * n) * (1.0 + condition);
-    }
-};
-
-std::vector<line> lines() {
-    std::vector<line> all;
-    for (const auto& text : nabla_test::data_lines("edges.txt")) {
-        std::istringstream in(text);
-        line l;
-        l.text = text;
-        std::size_t n = 0;
-        in >> l.name >> n;
-        for (std::size_t i = 0; i < n; ++i)
-            l.p.push_back(nabla_test::read_number(in));
-        in >> n;
-        for (std::size_t i = 0; i < n; ++i)
-            l.x.push_back(nabla_test::read_number(in));
-        for (std::size_t i = 0; i < n; ++i) {
-            std::size_t o = 0;
-            in >> o;
-            l.orders.push_back(o);
-        }
-        l.value = nabla_test::read_number(in);
-        l.condition = nabla_test::read_number(in);
-        all.push_back(l);
-    }
-    return all;
-}
-
-template <std::size_t N, class F>
-double call(const F& f, const std::vector<double>& x) {
-    return [&]<std::size_t... I>(std::index_sequence<I...>) {
-        return static_cast<double>(f(x[I]...));
-    }(std::make_index_sequence<N>{});
-}
-
-template <std::size_t I, std::size_t N, class E>
-auto d_in(const E& e) {
-    return nabla::d(e, std::get<I>(nabla::variables<N>()));
-}
+using nabla_test::call;
+using nabla_test::d_in;
+using line = nabla_test::partial_line;
 
 // The partial of the line in every mode that reaches its order.
 template <std::size_t N, class F>
 void check(const line& l, const F& f) {
     const double tolerance = l.tolerance();
     INFO(l.text << "  (tolerance " << tolerance << ")");
-    if (l.total() == 0)
-        CHECK(nabla_test::close(call<N>(f, l.x), l.value, tolerance));
-
     // Static graphs to second order.
     const auto e = std::apply(f, nabla::variables<N>());
     const auto order = [&](std::size_t i) { return i < N ? l.orders[i] : std::size_t(0); };
@@ -117,64 +59,7 @@ void check(const line& l, const F& f) {
         CHECK(nabla_test::close(s, l.value, tolerance));
     }
 
-    // Taylor numbers and the series tape along the one operand differentiated.
-    std::size_t direction = N;
-    for (std::size_t i = 0; i < N; ++i)
-        if (l.orders[i] == l.total())
-            direction = i;
-    if (direction < N && l.total() > 0) {
-        const auto along = [&](auto t) {
-            return [&]<std::size_t... I>(std::index_sequence<I...>) {
-                const auto operand = [&](std::size_t i) {
-                    return i == direction ? t : decltype(t)(l.x[i]);
-                };
-                return f(operand(I)...);
-            }(std::make_index_sequence<N>{});
-        };
-        const auto series = nabla::derivatives<8>(along, l.x[direction]);
-        INFO("derivatives<8>: " << series[l.total()]);
-        CHECK(nabla_test::close(series[l.total()], l.value, tolerance));
-
-        nabla::series_tape<double> tape(8);
-        tape.read_at(8);
-        const auto node =
-            tape.node_of(nabla::series_variable<double>(along(tape.time(l.x[direction]))));
-        double factorial = 1.0;
-        for (std::size_t k = 1; k <= l.total(); ++k) {
-            tape.replay(k);
-            factorial *= static_cast<double>(k);
-        }
-        const double taped = tape.row(node)[l.total()] * factorial;
-        INFO("series tape: " << taped);
-        CHECK(nabla_test::close(taped, l.value, tolerance));
-    }
-
-    std::array<double, N> point{};
-    for (std::size_t i = 0; i < N; ++i)
-        point[i] = l.x[i];
-    const auto on_array = [&](const auto& v) {
-        return [&]<std::size_t... I>(std::index_sequence<I...>) { return f(v[I]...); }(
-            std::make_index_sequence<N>{});
-    };
-    if (l.total() == 1) {
-        const auto forward = nabla::grad(on_array, point);
-        const auto reverse = nabla::grad(nabla::mode::reverse, on_array, point);
-        INFO("dual " << forward[direction] << ", tape " << reverse[direction]);
-        CHECK(nabla_test::close(forward[direction], l.value, tolerance));
-        CHECK(nabla_test::close(reverse[direction], l.value, tolerance));
-    }
-    if (l.total() == 2) {
-        std::size_t i = N, j = N;
-        for (std::size_t m = 0; m < N; ++m)
-            for (std::size_t o = 0; o < l.orders[m]; ++o)
-                (i == N ? i : j) = m;
-        const auto forward = nabla::hessian(nabla::mode::forward, on_array, point);
-        const auto reverse = nabla::hessian(nabla::mode::reverse, on_array, point);
-        INFO("forward over forward " << forward(i, j) << ", forward over reverse "
-                                     << reverse(i, j));
-        CHECK(nabla_test::close(forward(i, j), l.value, tolerance));
-        CHECK(nabla_test::close(reverse(i, j), l.value, tolerance));
-    }
+    nabla_test::check_number_modes<N>(l, f, false);
 }
 
 // The special functions by name, with their constant parameters.
@@ -234,7 +119,7 @@ void check_line(const line& l) {
 TEST_CASE("special functions: every derivative at the ends of the domain matches mpmath in every "
           "mode",
           "[rules][edges]") {
-    const auto all = lines();
+    const auto all = nabla_test::partial_lines("edges.txt", true);
     REQUIRE(all.size() > 300);
     for (const auto& l : all)
         check_line(l);

@@ -115,8 +115,8 @@ requires(sizeof...(Args) == 3 && !(Operand<Args> && ...)) constexpr void ellint_
 namespace rules {
 template <class Rule, Operand... X>
 requires((Expression<X> || ...)) constexpr auto apply_rule(rule_tag<Rule>, const X&... x) {
-    return nabla::detail::combine(
-        [](auto... g) { return nabla::detail::make_node<Rule>(g...); }, nabla::detail::wrap(x)...);
+    return nabla::detail::combine([](auto... g) { return nabla::detail::make_node<Rule>(g...); },
+                                  nabla::detail::wrap(x)...);
 }
 }  // namespace rules
 

@@ -272,7 +272,8 @@ constexpr dual<T, N, S> apply_mixed(const X&... x) {
     ((n = std::is_same_v<X, D> ? std::max(n, directions_of(x)) : n), ...);
     make_room(r, n);
     [&]<std::size_t... I>(std::index_sequence<I...>) {
-        const auto term = [&]<std::size_t J>(std::integral_constant<std::size_t, J>, const auto& u) {
+        const auto term = [&]<std::size_t J>(std::integral_constant<std::size_t, J>,
+                                             const auto& u) {
             if constexpr (std::is_same_v<std::remove_cvref_t<decltype(u)>, D>) {
                 const T p = to_number<T>(Rule::template partial<J>(y, inner(x)...));
                 for (std::size_t i = 0; i < n; ++i) {
@@ -284,7 +285,8 @@ constexpr dual<T, N, S> apply_mixed(const X&... x) {
             }
         };
         (term(std::integral_constant<std::size_t, I>{}, x), ...);
-    }(std::index_sequence_for<X...>{});
+    }
+    (std::index_sequence_for<X...>{});
     return r;
 }
 
@@ -304,9 +306,7 @@ template <class Rule, class D, class... X>
 struct mixed_application;
 template <class Rule, class T, std::size_t N, bool S, class... X>
 struct mixed_application<Rule, dual<T, N, S>, X...> {
-    static constexpr dual<T, N, S> apply(const X&... x) {
-        return apply_mixed<Rule, T, N, S>(x...);
-    }
+    static constexpr dual<T, N, S> apply(const X&... x) { return apply_mixed<Rule, T, N, S>(x...); }
 };
 
 // A plain number (not a dual, not an expression) that mixes with dual<T, N, S>.
@@ -514,7 +514,7 @@ dual<T, N, S> frexp(const dual<T, N, S>& x, int* e) {
 namespace detail {
 template <class U, class D>
 concept DualOrConstant = std::is_same_v<U, D> || ConstantFor<U, typename D::value_type> ||
-                         LowerFor<U, typename D::value_type>;
+    LowerFor<U, typename D::value_type>;
 template <class D, class U>
 constexpr auto dual_operand(const U& u) {
     if constexpr (std::is_same_v<U, D>)
@@ -531,12 +531,11 @@ constexpr D apply_to(const X&... x) {
 }  // namespace detail
 #define NABLA_DUAL_TERNARY(function, rule)                                                         \
     template <class A, class B, class C, class D = detail::dual_among_t<A, B, C>>                  \
-    requires(is_dual_v<D>&& detail::DualOrConstant<A, D>&& detail::DualOrConstant<B, D>&&          \
-                 detail::DualOrConstant<C, D>) constexpr D                                         \
-        function(const A& a, const B& b, const C& c) {                                             \
-        return detail::apply_to<rules::rule, D>(detail::dual_operand<D>(a),                         \
-                                                detail::dual_operand<D>(b),                         \
-                                                detail::dual_operand<D>(c));                        \
+    requires(is_dual_v<D> && detail::DualOrConstant<A, D> && detail::DualOrConstant<B, D> &&       \
+             detail::DualOrConstant<C, D>) constexpr D                                             \
+    function(const A& a, const B& b, const C& c) {                                                 \
+        return detail::apply_to<rules::rule, D>(                                                   \
+            detail::dual_operand<D>(a), detail::dual_operand<D>(b), detail::dual_operand<D>(c));   \
     }
 NABLA_DUAL_TERNARY(fma, fma_rule)
 NABLA_DUAL_TERNARY(hypot, hypot3_rule)

@@ -366,8 +366,7 @@ public:
             const std::array<const T*, 3> all{u, v, w};
             std::array<const T*, sizeof...(V)> rows;
             std::copy_n(all.begin(), sizeof...(V), rows.begin());
-            return rules::detail::value_coefficient<Rule>(rows, k,
-                                                          std::index_sequence_for<V...>{});
+            return rules::detail::value_coefficient<Rule>(rows, k, std::index_sequence_for<V...>{});
         };
         return {this, share(n)};
     }
@@ -406,8 +405,8 @@ private:
         ternary_function value3 = nullptr;
         partials_function partials = nullptr;
         coefficient_function coefficient = nullptr;  // algorithm
-        std::size_t need = 0;  // the highest order read
-        T inverse{};           // 1 / a_0 (div: 1 / b_0, root: 1 / (2 y_0)), set at order 0
+        std::size_t need = 0;                        // the highest order read
+        T inverse{};  // 1 / a_0 (div: 1 / b_0, root: 1 / (2 y_0)), set at order 0
     };
 
     // A partial as a number of the recording (a rule may give an exact constant: literal<0>).
@@ -996,6 +995,22 @@ series_tape<T>* tape_of(const series_variable<T>& a, const series_variable<T>& b
             "nabla: the series_variables of two recordings met in one operation");
     return a.tape() != nullptr ? a.tape() : b.tape();
 }
+// Whether a strong-zero product or quotient is exactly 0 for every coefficient: a factor (the
+// numerator) that is the constant 0, whose other operand may be infinite at the point (n j_(n-1)
+// at n = 0, x = 0 in the spherical Bessel functions' derivative), where the chain rule's sums would
+// give 0 times inf.
+template <class Rule, class T>
+bool strong_zero_of(const series_variable<T>& a, const series_variable<T>& b) {
+    const auto zero = [](const series_variable<T>& u) {
+        return u.is_constant() && u.constant() == T(0);
+    };
+    if constexpr (std::is_same_v<Rule, rules::mul_strong_zero_rule>)
+        return zero(a) || zero(b);
+    else if constexpr (std::is_same_v<Rule, rules::div_strong_zero_rule>)
+        return zero(a);
+    else
+        return false;
+}
 template <class U>
 concept ConstantForSeries =
     std::is_arithmetic_v<std::remove_cvref_t<U>> && !std::is_same_v<std::remove_cvref_t<U>, bool>;
@@ -1125,6 +1140,8 @@ NABLA_UNARY_FUNCTIONS(NABLA_SERIES_UNARY)
     series_variable<T> function(const series_variable<T>& a, const series_variable<T>& b) {        \
         if (a.is_constant() && b.is_constant())                                                    \
             return rules::rule::value(a.constant(), b.constant());                                 \
+        if (detail::strong_zero_of<rules::rule>(a, b))                                             \
+            return T(0);                                                                           \
         return detail::tape_of(a, b)->template apply<rules::rule>(a, b);                           \
     }                                                                                              \
     template <class T, detail::ConstantForSeries U>                                                \
@@ -1172,8 +1189,7 @@ struct series_among {
 };
 template <class X, class... Rest>
 struct series_among<X, Rest...> {
-    using type =
-        std::conditional_t<is_series_variable<X>, X, typename series_among<Rest...>::type>;
+    using type = std::conditional_t<is_series_variable<X>, X, typename series_among<Rest...>::type>;
 };
 template <class... X>
 using series_among_t = typename series_among<X...>::type;
@@ -1210,10 +1226,10 @@ ellint_3(const series_variable<T>& k, const series_variable<T>& nu, const series
 #define NABLA_SERIES_TERNARY(function)                                                             \
     template <class A, class B, class C, class V = detail::series_among_t<A, B, C>>                \
     requires(detail::is_series_variable<V> &&                                                      \
-             !(std::is_same_v<A, V> && std::is_same_v<B, V> && std::is_same_v<C, V>)&&             \
-                 detail::SeriesOrConstant<A, V>&& detail::SeriesOrConstant<B, V>&&                 \
-                     detail::SeriesOrConstant<C, V>) V                                             \
-        function(const A& a, const B& b, const C& c) {                                             \
+             !(std::is_same_v<A, V> && std::is_same_v<B, V> &&                                     \
+               std::is_same_v<C, V>)&&detail::SeriesOrConstant<A, V> &&                            \
+             detail::SeriesOrConstant<B, V> && detail::SeriesOrConstant<C, V>) V                   \
+    function(const A& a, const B& b, const C& c) {                                                 \
         return function(detail::as_series_variable<V>(a), detail::as_series_variable<V>(b),        \
                         detail::as_series_variable<V>(c));                                         \
     }
@@ -1230,7 +1246,7 @@ NABLA_SERIES_TERNARY(ellint_3)
         const auto index = rules::index_cast<rules::rule, T>(n);                                   \
         if (u.is_constant())                                                                       \
             return rules::rule::value(index, u.constant());                                        \
-        return u.recording()->template apply_indexed<rules::rule>(T(index), u);                         \
+        return u.recording()->template apply_indexed<rules::rule>(T(index), u);                    \
     }
 NABLA_INDEXED_FUNCTIONS(NABLA_SERIES_INDEXED)
 #undef NABLA_SERIES_INDEXED

@@ -324,9 +324,9 @@ concept TaylorOrConstant = std::is_same_v<U, S> || ConstantForTaylor<U, typename
 }  // namespace detail
 #define NABLA_TAYLOR_TERNARY(function, rule)                                                       \
     template <class A, class B, class C, class S = detail::taylor_among_t<A, B, C>>                \
-    requires(is_taylor_v<S>&& detail::TaylorOrConstant<A, S>&& detail::TaylorOrConstant<B, S>&&    \
-                 detail::TaylorOrConstant<C, S>) constexpr S                                       \
-        function(const A& a, const B& b, const C& c) {                                             \
+    requires(is_taylor_v<S> && detail::TaylorOrConstant<A, S> && detail::TaylorOrConstant<B, S> && \
+             detail::TaylorOrConstant<C, S>) constexpr S                                           \
+    function(const A& a, const B& b, const C& c) {                                                 \
         return detail::series_of<rules::rule, typename S::value_type, S::order>(S(a), S(b), S(c)); \
     }
 NABLA_TAYLOR_TERNARY(fma, fma_rule)

@@ -215,7 +215,7 @@ requires(detail::ActiveOperand<A> || detail::ActiveOperand<B> ||
 namespace rules {
 template <class Rule, class... X>
 requires((nabla::detail::ActiveOperand<X> || ...)) constexpr auto apply_rule(rule_tag<Rule>,
-                                                                              const X&... x) {
+                                                                             const X&... x) {
     if constexpr (sizeof...(X) == 1)
         return nabla::detail::make_unary<Rule>(x...);
     else if constexpr (sizeof...(X) == 2)

@@ -348,12 +348,19 @@ struct complete_elliptic_rule : by_algorithm_rule<complete_elliptic_rule<Second>
     static bool inside(const T& k) {
         return std::abs(k) < T(1);
     }
+    // The first derivatives in closed forms that do not cancel (DLMF 19.25.1): K' = (k / 3)
+    // R_D(0, 1, k'^2) and E' = -(k / 3) R_D(0, k'^2, 1), a third of the series' cost.
     template <std::size_t O, class T>
     static std::optional<T> known(const T& k) {
-        if (std::abs(k) != T(1))
+        if (std::abs(k) == T(1)) {
+            const T inf = std::numeric_limits<T>::infinity();
+            return detail::alternate(k < T(0) ? O : 0, Second ? -inf : inf);
+        }
+        if (O != 1 || !inside(k))
             return std::nullopt;
-        const T inf = std::numeric_limits<T>::infinity();
-        return detail::alternate(k < T(0) ? O : 0, Second ? -inf : inf);
+        const T complement = detail::one_minus_square(k);
+        return Second ? -k / T(3) * detail::carlson_rd(T(0), complement, T(1))
+                      : k / T(3) * detail::carlson_rd(T(0), T(1), complement);
     }
 };
 using comp_ellint_1_rule = complete_elliptic_rule<false>;
@@ -361,9 +368,10 @@ using comp_ellint_2_rule = complete_elliptic_rule<true>;
 
 // The incomplete elliptic integrals F(k, phi) and E(k, phi): dF/dphi = 1 / D and dE/dphi = D,
 // D = sqrt(1 - k^2 sin^2 phi), in closed form (exact, nothing cancels); every other derivative
-// from the series of Carlson's integrals. Both are even in k: the k-derivatives of odd order are exactly 0 at k = 0. Where the
-// series do not exist (|k| = 1 beyond a quarter period, where F diverges) the first derivatives
-// are DLMF 19.4's closed forms, infinite there, and higher ones NaN.
+// from the series of Carlson's integrals. Both are even in k: the k-derivatives of odd order are
+// exactly 0 at k = 0. Where the series do not exist (|k| = 1 beyond a quarter period, where F
+// diverges) the first derivatives are DLMF 19.4's closed forms, infinite there, and higher ones
+// NaN.
 template <bool Second>
 struct incomplete_elliptic_rule : by_algorithm_rule<incomplete_elliptic_rule<Second>> {
     static constexpr const char* name = Second ? "ellint_2" : "ellint_1";
@@ -383,8 +391,8 @@ struct incomplete_elliptic_rule : by_algorithm_rule<incomplete_elliptic_rule<Sec
     static constexpr std::size_t closed_operand = 1;
     template <class N>
     static N closed_partial(const N& k, const N& phi) {
-        using std::sqrt;
         using detail::one_minus_square, detail::sine_cosine;
+        using std::sqrt;
         const N d = sqrt(one_minus_square(N(k * sine_cosine(phi)[0])));
         return Second ? d : N(detail::plain_t<N>(1)) / d;
     }
@@ -413,9 +421,9 @@ using ellint_2_rule = incomplete_elliptic_rule<true>;
 
 // The elliptic integrals of the third kind, Pi(nu, k) and Pi(nu, k, phi) (nabla's and the
 // standard library's argument order: k, nu, phi). dPi/dphi is its closed form below; every other
-// derivative comes from the series of Carlson's integrals, regular at nu = 0 and on nu = k^2, where DLMF 19.4's closed forms divide 0
-// by 0. Those closed forms, with k'^2 = 1 - k^2, D = sqrt(1 - k^2 sin^2 phi) and F, E the
-// integrals of the first and second kind of the same modulus and amplitude,
+// derivative comes from the series of Carlson's integrals, regular at nu = 0 and on nu = k^2, where
+// DLMF 19.4's closed forms divide 0 by 0. Those closed forms, with k'^2 = 1 - k^2, D = sqrt(1 - k^2
+// sin^2 phi) and F, E the integrals of the first and second kind of the same modulus and amplitude,
 //   dPi/dk   = k (E - k'^2 Pi - k^2 sin phi cos phi / D) / (k'^2 (k^2 - nu)),
 //   dPi/dnu  = (nu E + (k^2 - nu) F + (nu^2 - k^2) Pi - nu^2 D sin phi cos phi / (1 - nu sin^2
 //              phi)) / (2 nu (k^2 - nu) (nu - 1)),
@@ -451,8 +459,8 @@ struct elliptic_third_rule : by_algorithm_rule<elliptic_third_rule<Complete>> {
     static constexpr std::size_t closed_operand = Complete ? 3 : 2;
     template <class N>
     static N closed_partial(const N& k, const N& nu, const N& phi) requires(!Complete) {
-        using std::sqrt;
         using detail::one_minus_square, detail::sine_cosine;
+        using std::sqrt;
         using T = detail::plain_t<N>;
         const N s = sine_cosine(phi)[0];
         return N(T(1)) / ((T(1) - nu * s * s) * sqrt(one_minus_square(N(k * s))));

@@ -23,8 +23,10 @@
 //   static std::optional<T> known(const T&... x);           the partial where the rule has a
 //                                                           closed form to use instead (its
 //                                                           conventions at the edges), or nullopt
-// Values of the rule at other number types (dual numbers, static expressions, series variables,
-// the tape's) go through apply_rule(rule_tag<Rule>, x...), which each mode defines for its numbers.
+// Values of a partial_of at other number types (dual numbers, Taylor numbers, static expressions,
+// the tape's) go through apply_rule(rule_tag<Rule>, x...), which each mode defines for its
+// numbers; the Taylor integrator's series tape runs the rule's algorithm instead
+// (value_coefficient).
 
 #include <array>
 #include <cstddef>
@@ -146,15 +148,14 @@ template <class Rule, std::size_t... O, std::size_t... J, class Base>
 auto run_nested(std::index_sequence<J...> operands, const std::array<Base, sizeof...(J)>& x) {
     constexpr std::size_t C = closed_operand<Rule>();
     if constexpr (sizeof...(O) > 0 && C < sizeof...(O)) {
-        if constexpr (order_at<C, O...> > 0)
+        if constexpr (order_at < C, O... >> 0)
             return on_nested<(O - (J == C ? 1 : 0))...>(
                 operands, x, [](const auto&... v) { return Rule::closed_partial(v...); });
         else
             return on_nested<O...>(operands, x,
                                    [](const auto&... v) { return Rule::algorithm(v...); });
     } else {
-        return on_nested<O...>(operands, x,
-                               [](const auto&... v) { return Rule::algorithm(v...); });
+        return on_nested<O...>(operands, x, [](const auto&... v) { return Rule::algorithm(v...); });
     }
 }
 
@@ -165,12 +166,14 @@ T partial_value(const std::array<T, sizeof...(O)>& x) {
     constexpr auto operands = std::make_index_sequence<sizeof...(O)>{};
     const std::optional<T> known = [&]<std::size_t... J>(std::index_sequence<J...>) {
         return Rule::template known<O...>(x[J]...);
-    }(operands);
+    }
+    (operands);
     if (known)
         return *known;
     const bool inside = [&]<std::size_t... J>(std::index_sequence<J...>) {
         return Rule::inside(x[J]...);
-    }(operands);
+    }
+    (operands);
     if (!inside)
         return std::numeric_limits<T>::quiet_NaN();
     return run_nested<Rule, O...>(operands, x);
@@ -208,7 +211,8 @@ std::array<T, K + 1> integrated(const T& value, const X&... x) {
             return series::truncate<K - 1>(u);
     };
     [&]<std::size_t... I>(std::index_sequence<I...>) {
-        const auto term = [&]<std::size_t J>(std::integral_constant<std::size_t, J>, const auto& u) {
+        const auto term = [&]<std::size_t J>(std::integral_constant<std::size_t, J>,
+                                             const auto& u) {
             if constexpr (!std::is_arithmetic_v<std::remove_cvref_t<decltype(u)>>) {
                 const auto p = algorithm_series<Rule, T, K - 1, (I == J ? 1 : 0)...>(lower(x)...);
                 for (std::size_t k = 1; k <= K; ++k)
@@ -216,7 +220,8 @@ std::array<T, K + 1> integrated(const T& value, const X&... x) {
             }
         };
         (term(std::integral_constant<std::size_t, I>{}, x), ...);
-    }(std::index_sequence_for<X...>{});
+    }
+    (std::index_sequence_for<X...>{});
     return y;
 }
 
@@ -271,7 +276,8 @@ std::array<T, K + 1> algorithm_series(const X&... x) {
 // the series, or where its closed operand varies, by integrating its first partials' series as
 // above, the others' from the algorithm run on series of series (a derivative in each).
 template <class Rule, class T, std::size_t... I>
-T value_coefficient(const std::array<const T*, sizeof...(I)>& rows, std::size_t k,
+T value_coefficient(const std::array<const T*, sizeof...(I)>& rows,
+                    std::size_t k,
                     std::index_sequence<I...>) {
     using S = runtime_series<T>;
     const auto up_to = [](const T* row, std::size_t n) {
@@ -321,8 +327,9 @@ struct raised<Rule, I, std::index_sequence<O...>, std::index_sequence<J...>> {
     using type = partial_of<Rule, (O + (J == I ? 1 : 0))...>;
 };
 template <class Rule, std::size_t I, std::size_t... O>
-using raised_t = typename raised<Rule, I, std::index_sequence<O...>,
-                                 std::make_index_sequence<sizeof...(O)>>::type;
+using raised_t =
+    typename raised<Rule, I, std::index_sequence<O...>, std::make_index_sequence<sizeof...(O)>>::
+        type;
 
 // The first partials of a rule: partial_of<Rule, 0, ..., 1 (at I), ..., 0>.
 template <class Rule, std::size_t I, class Indices = std::make_index_sequence<Rule::arity>>

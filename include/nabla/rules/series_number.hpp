@@ -61,8 +61,9 @@ struct series_number {
     // A constant: a plain number, or a series of a lower nesting.
     template <class U>
     requires(!std::is_same_v<U, series_number> &&
-             (std::is_arithmetic_v<U> || is_series_number<U>)&&std::is_constructible_v<T, const U&>)
-        constexpr series_number(const U& v)  // NOLINT: a constant as a series
+             (std::is_arithmetic_v<U> || is_series_number<U>)&&std::is_constructible_v<
+                 T,
+                 const U&>) constexpr series_number(const U& v)  // NOLINT: a constant as a series
         : c{T(v)} {}
     constexpr explicit series_number(const std::array<T, K + 1>& coefficients) : c(coefficients) {}
 

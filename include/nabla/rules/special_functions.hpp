@@ -16,9 +16,9 @@
 #include <numbers>
 #include <type_traits>
 
+#include "elliptic.hpp"
 #include "rule.hpp"
 #include "series.hpp"
-#include "elliptic.hpp"
 #include "special.hpp"
 
 namespace nabla::rules {
