@@ -245,10 +245,7 @@ NABLA_ALWAYS_INLINE constexpr dual<T, N, S> apply_right(const U& a, const dual<T
     return apply_last<Rule>(b, a);
 }
 
-// A rule applied to dual numbers of one type and constants beside them: the value at the duals'
-// values, and only the duals' partials formed (a constant's may be infinite where its zero
-// tangent would make the term vanish). Serves the functions of three operands and the rules no
-// function names (rules/partial_of.hpp, through apply_rule).
+// The number of directions of an operand; a constant has none.
 template <class X>
 constexpr std::size_t directions_of(const X& x) {
     if constexpr (is_dual_v<X>)
@@ -257,6 +254,10 @@ constexpr std::size_t directions_of(const X& x) {
         return 0;
 }
 
+// A rule applied to dual numbers of one type and constants beside them: the value at the duals'
+// values, and only the duals' partials formed (a constant's may be infinite where its zero
+// tangent would make the term vanish). Serves the functions of three operands and the rules no
+// function names (rules/partial_of.hpp, through apply_rule).
 template <class Rule, class T, std::size_t N, bool S, class... X>
 constexpr dual<T, N, S> apply_mixed(const X&... x) {
     using D = dual<T, N, S>;
