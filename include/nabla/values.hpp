@@ -24,6 +24,17 @@ constexpr auto primal(const T& x) {
 
 namespace detail {
 
+// The first of the types X... whose Is<X>::value holds, void if none: the number type of an
+// operation whose other operands are constants beside it.
+template <template <class> class Is, class... X>
+struct first_of {
+    using type = void;
+};
+template <template <class> class Is, class X, class... Rest>
+struct first_of<Is, X, Rest...> {
+    using type = std::conditional_t<Is<X>::value, X, typename first_of<Is, Rest...>::type>;
+};
+
 // The type of primal(x).
 template <class T>
 struct primal_type {

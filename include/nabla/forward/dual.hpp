@@ -292,16 +292,10 @@ constexpr dual<T, N, S> apply_mixed(const X&... x) {
 }
 
 // The dual type among operands, the first one's.
+template <class T>
+struct is_dual_type : std::bool_constant<is_dual_v<T>> {};
 template <class... X>
-struct dual_among {
-    using type = void;
-};
-template <class X, class... Rest>
-struct dual_among<X, Rest...> {
-    using type = std::conditional_t<is_dual_v<X>, X, typename dual_among<Rest...>::type>;
-};
-template <class... X>
-using dual_among_t = typename dual_among<X...>::type;
+using dual_among_t = typename first_of<is_dual_type, X...>::type;
 
 template <class Rule, class D, class... X>
 struct mixed_application;

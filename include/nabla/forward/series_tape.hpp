@@ -41,6 +41,7 @@
 #include "../rules.hpp"
 #include "../rules/functions.hpp"
 #include "../rules/series.hpp"
+#include "../values.hpp"
 
 namespace nabla {
 
@@ -1183,16 +1184,10 @@ template <class T>
 inline constexpr bool is_series_variable = false;
 template <class T>
 inline constexpr bool is_series_variable<series_variable<T>> = true;
+template <class T>
+struct is_series_type : std::bool_constant<is_series_variable<T>> {};
 template <class... X>
-struct series_among {
-    using type = void;
-};
-template <class X, class... Rest>
-struct series_among<X, Rest...> {
-    using type = std::conditional_t<is_series_variable<X>, X, typename series_among<Rest...>::type>;
-};
-template <class... X>
-using series_among_t = typename series_among<X...>::type;
+using series_among_t = typename first_of<is_series_type, X...>::type;
 template <class U, class V>
 concept SeriesOrConstant = std::is_same_v<U, V> || ConstantForSeries<U>;
 template <class V, class U>

@@ -309,16 +309,10 @@ taylor<T, K> frexp(const taylor<T, K>& x, int* e) {
 // The functions of three operands, and the rules that no function names (rules/partial_of.hpp,
 // through apply_rule): series of one type, or constants beside them.
 namespace detail {
+template <class T>
+struct is_taylor_type : std::bool_constant<is_taylor_v<T>> {};
 template <class... X>
-struct taylor_among {
-    using type = void;
-};
-template <class X, class... Rest>
-struct taylor_among<X, Rest...> {
-    using type = std::conditional_t<is_taylor_v<X>, X, typename taylor_among<Rest...>::type>;
-};
-template <class... X>
-using taylor_among_t = typename taylor_among<X...>::type;
+using taylor_among_t = typename first_of<is_taylor_type, X...>::type;
 template <class U, class S>
 concept TaylorOrConstant = std::is_same_v<U, S> || ConstantForTaylor<U, typename S::value_type>;
 }  // namespace detail
