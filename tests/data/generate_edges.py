@@ -148,9 +148,12 @@ POINTS = {
     "gegenbauer": points("gegenbauer", (5, 1.5), [1.0, -1.0, 1e-8], 0.1),
     "assoc_laguerre": points("assoc_laguerre", (8, 0.5), [1e-8, 30.0], 0.1),
     "legendre": points("legendre", (12,), [1.0, -1.0, 0.999999], 0.1),
-    # (Near its poles, at (0.01, 0.02) and (1e-8, 2.5), beta's derivatives are differences of
-    # digamma functions that cancel: docs/conventions.md.)
-    "beta": points("beta", (), [(30.0, 20.0), (0.5, 0.5)], 0.1, TWO_D),
+    # beta near its poles at a = 0 and b = 0, on both sides, with the other operand small,
+    # moderate, negative and large (its near-pole form's three ways to K(a, b)).
+    "beta": points("beta", (), [(30.0, 20.0), (0.5, 0.5), (0.3, 0.7)], 0.1, TWO_D)
+    + points("beta", (), [(1e-8, 2.5), (2.5, 1e-8), (-1e-8, 0.75)], 5e-9, TWO_D)
+    + points("beta", (), [(0.01, 0.02), (0.05, -0.3), (-0.02, 0.45)], 5e-3, TWO_D)
+    + points("beta", (), [(0.1, 3.0), (1e-3, 1e6), (0.125, 0.6)], 0.05, TWO_D),
     "powm1": points("powm1", (), [(2.0, 1e-12), (1 + 1e-10, 3.0), (0.5, -1e-12)], 1e-3, TWO_D),
 }
 

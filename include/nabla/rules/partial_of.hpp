@@ -1,6 +1,6 @@
 #pragma once
 // The partial derivatives of every order of a rule whose value is an algorithm (the elliptic
-// integrals: Carlson's duplication), as rules of their own.
+// integrals: Carlson's duplication; the beta function near its poles), as rules of their own.
 //
 // partial_of<Rule, O_1, ..., O_n> is the mixed partial d^(O_1 + ... + O_n) Rule / dx_1^O_1 ...
 // dx_n^O_n. Its value runs Rule::algorithm on nested truncated Taylor series (series_number.hpp),

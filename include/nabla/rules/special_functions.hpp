@@ -1,11 +1,12 @@
 #pragma once
 // Special functions of physics and their relatives: sin_pi and cos_pi, sqrt1pm1 and powm1, the
-// exponential integral Ei, the two real branches of Lambert W, the beta function, the Hermite,
-// Gegenbauer and associated Laguerre polynomials, the spherical Bessel functions, sinc and fmod
-// (the elliptic integrals: elliptic.hpp). Values come from the C++17 special functions of the
-// standard library where they are accurate (NaN outside their domains, where libstdc++ throws);
-// the spherical Bessel functions near 0 and far out from their series are computed here, as is
-// Lambert W (Halley's iteration), since Boost.Math's header alone takes over a second to compile.
+// exponential integral Ei, the two real branches of Lambert W, the Hermite, Gegenbauer and
+// associated Laguerre polynomials, the spherical Bessel functions, sinc and fmod (the beta
+// function: beta.hpp; the elliptic integrals: elliptic.hpp). Values come from the C++17 special
+// functions of the standard library where they are accurate (NaN outside their domains, where
+// libstdc++ throws); the spherical Bessel functions near 0 and far out from their series are
+// computed here, as is Lambert W (Halley's iteration), since Boost.Math's header alone takes over
+// a second to compile.
 // Edge conventions are in docs/conventions.md.
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include <numbers>
 #include <type_traits>
 
+#include "beta.hpp"
 #include "elliptic.hpp"
 #include "rule.hpp"
 #include "series.hpp"
@@ -158,10 +160,6 @@ requires(std::is_arithmetic_v<A>&& std::is_arithmetic_v<B>) auto fmod(const A& x
     return std::fmod(T(x), T(y));
 }
 
-template <Number A, Number B>
-requires(std::is_arithmetic_v<A>&& std::is_arithmetic_v<B>) auto beta(const A& a, const B& b) {
-    return std::beta(a, b);
-}
 template <Number A, Number B>
 requires(std::is_arithmetic_v<A>&& std::is_arithmetic_v<B>) auto powm1(const A& x, const B& y) {
     using T = std::common_type_t<detail::real_t<A>, detail::real_t<B>>;
@@ -538,25 +536,6 @@ struct powm1_rule {
     }
 };
 
-// The beta function B(a, b) = Gamma(a) Gamma(b) / Gamma(a + b) (std::beta):
-// dB/da = B (digamma(a) - digamma(a + b)), and the same in b.
-struct beta_rule {
-    static constexpr const char* name = "beta";
-    static constexpr std::size_t arity = 2;
-    template <class A, class B>
-    static constexpr auto value(const A& a, const B& b) {
-        return beta(a, b);
-    }
-    template <std::size_t I, class Y, class A, class B>
-    static constexpr auto partial(const Y& y, const A& a, const B& b) {
-        const auto both = polygamma(order_zero(a), a + b);
-        if constexpr (I == 0)
-            return y * (polygamma(order_zero(a), a) - both);
-        else
-            return y * (polygamma(order_zero(b), b) - both);
-    }
-};
-
 // hermite(n, x) with a constant integer index n: H_n' = 2n H_(n-1).
 struct hermite_rule {
     static constexpr const char* name = "hermite";
@@ -686,7 +665,6 @@ NABLA_LANE_BY_LANE(cos_pi_rule)
 NABLA_LANE_BY_LANE(lambert_w0_rule)
 NABLA_LANE_BY_LANE(lambert_wm1_rule)
 NABLA_LANE_BY_LANE(powm1_rule)
-NABLA_LANE_BY_LANE(beta_rule)
 NABLA_LANE_BY_LANE(fmod_rule)
 NABLA_LANE_BY_LANE(sinc_rule)
 NABLA_LANE_BY_LANE(hermite_rule)
