@@ -4,8 +4,9 @@
 //     coefficient recurrences of each system written out by hand, O(K^2) per step;
 //   - the same integrator on nabla::taylor<double, K> numbers, f re-evaluated at every order
 //     (O(K^3) per step), the way a Taylor integrator is written on a Taylor-number type;
-//   - Boost.Odeint's runge_kutta_dopri5 (controlled) and bulirsch_stoer at tolerances that give
-//     the same error.
+//   - Boost.Odeint's runge_kutta_dopri5 (controlled) and bulirsch_stoer at equal error: every
+//     integrator swept over tolerances, and at each error level each one's cheapest run that
+//     reaches it (a peer is never run past the tolerance where it stops getting more accurate).
 // Errors: Kepler's against its exact return to the initial state after 10 periods, Lorenz's
 // against nabla's integrator in long double at a tolerance of 1e-19.
 //
@@ -24,6 +25,7 @@
 #include <exception>
 #include <limits>
 #include <numbers>
+#include <optional>
 #include <vector>
 
 #include "bench_util.hpp"
@@ -232,26 +234,48 @@ void keep_state(const std::array<double, N>& s) {
         nabla_bench::keep(v);
 }
 
-// Tolerances of the Odeint steppers that give an error no larger than the Taylor integrator's,
-// found by scanning downwards a factor of 10^(1/4) at a time.
+// One run of a sweep: the tolerance asked for, the error it gave, its steps and its time (the
+// best of five calls).
+struct sweep_point {
+    double tolerance, error;
+    long steps;
+    double seconds;
+};
+
+// The runs of an integrator at tolerances from `loosest` down by `factor` to `tightest`;
+// Odeint throws below the tolerances it can keep, which ends its sweep.
 template <class Run>
-double matching_tolerance(Run run, double target) {
-    double best = 1e-6, best_error = std::numeric_limits<double>::infinity();
-    for (double tol = 1e-6; tol > 1e-17; tol /= std::pow(10.0, 0.25)) {
-        double e = std::numeric_limits<double>::infinity();
+std::vector<sweep_point> sweep(Run run, double loosest, double tightest, double factor) {
+    std::vector<sweep_point> points;
+    for (double tol = loosest; tol >= tightest * 0.999; tol /= factor) {
+        long steps = 0;
         try {
-            e = run(tol);
-        } catch (const std::exception&) {  // Odeint gives up below some tolerance
+            const double e = run(tol, &steps);
+            double best = std::numeric_limits<double>::infinity();
+            for (int call = 0; call < 5; ++call) {
+                const auto start = std::chrono::steady_clock::now();
+                run(tol, nullptr);
+                best = std::min(best, std::chrono::duration<double>(
+                                          std::chrono::steady_clock::now() - start)
+                                          .count());
+            }
+            points.push_back({tol, e, steps, best});
+        } catch (const std::exception&) {
             break;
         }
-        if (e < best_error) {
-            best = tol;
-            best_error = e;
-        }
-        if (e <= target)
-            return tol;
     }
-    return best;  // the most accurate it reaches
+    return points;
+}
+
+// The fastest run whose error is at most `target`, or none where no tolerance of the sweep
+// reaches it. (The fastest, not the loosest tolerance: a looser tolerance lowers the Taylor
+// integrator's order and can take more time in more steps.)
+std::optional<sweep_point> cheapest(const std::vector<sweep_point>& points, double target) {
+    std::optional<sweep_point> best;
+    for (const sweep_point& p : points)
+        if (p.error <= target && (!best || p.seconds < best->seconds))
+            best = p;
+    return best;
 }
 
 template <std::size_t K, std::size_t N, class F, class Hand>
@@ -263,7 +287,7 @@ int workload(const char* title,
              Hand hand) {
     constexpr double tolerance = 1e-15;  // order 19 by Jorba and Zou's rule
     static_assert(K == 19);
-    long taylor_steps = 0, dopri_steps = 0, bs_steps = 0;
+    long taylor_steps = 0;
     const auto mine = by_nabla<double>(f, start, t_end, tolerance, &taylor_steps);
     const auto handed = hand(start, t_end);
     const auto numbers = by_taylor_numbers<K>(f, start, t_end);
@@ -273,34 +297,75 @@ int workload(const char* title,
         std::printf("%s: nabla and the hand-written integrator disagree\n", title);
         return 1;
     }
-    const double target = std::max(taylor_error, 1e-15);
-    const double dopri_tolerance = matching_tolerance(
-        [&](double tol) { return error(by_dopri5(f, start, t_end, tol, nullptr), reference); },
-        target);
-    const double bs_tolerance = matching_tolerance(
-        [&](double tol) {
-            return error(by_bulirsch_stoer(f, start, t_end, tol, nullptr), reference);
-        },
-        target);
-    const auto dopri = by_dopri5(f, start, t_end, dopri_tolerance, &dopri_steps);
-    const auto bs = by_bulirsch_stoer(f, start, t_end, bs_tolerance, &bs_steps);
 
+    // At nabla's default tolerance: nabla against the same method written by hand.
     std::vector<nabla_bench::contender> contenders{{"hand-written Taylor, O(K^2)"},
                                                    {"nabla::taylor_integrator"},
-                                                   {"taylor<double,19> numbers"},
-                                                   {"Odeint dopri5"},
-                                                   {"Odeint bulirsch_stoer"}};
+                                                   {"taylor<double,19> numbers"}};
     nabla_bench::race(
         contenders, 3, 15, [&](long) { keep_state(hand(start, t_end)); },
         [&](long) { keep_state(by_nabla<double>(f, start, t_end, tolerance, nullptr)); },
-        [&](long) { keep_state(by_taylor_numbers<K>(f, start, t_end)); },
-        [&](long) { keep_state(by_dopri5(f, start, t_end, dopri_tolerance, nullptr)); },
-        [&](long) { keep_state(by_bulirsch_stoer(f, start, t_end, bs_tolerance, nullptr)); });
+        [&](long) { keep_state(by_taylor_numbers<K>(f, start, t_end)); });
     nabla_bench::report(title, contenders);
-    std::printf("  errors: nabla %.2e in %ld steps (order 19, tolerance 1e-15); dopri5 %.2e in "
-                "%ld steps (tolerance %.1e); bulirsch_stoer %.2e in %ld steps (tolerance %.1e)\n",
-                taylor_error, taylor_steps, error(dopri, reference), dopri_steps, dopri_tolerance,
-                error(bs, reference), bs_steps, bs_tolerance);
+    std::printf("  nabla: error %.2e in %ld steps (order 19, tolerance 1e-15)\n", taylor_error,
+                taylor_steps);
+
+    // Against Odeint at equal error: each integrator swept over tolerances (nabla from 1e-4 down
+    // by 10^(1/2), its order following the tolerance; Odeint's steppers from 1e-4 down by
+    // 10^(1/4) until they throw), and at each error level each one's fastest run that reaches it.
+    const auto nabla_run = [&](double tol, long* steps) {
+        return error(by_nabla<double>(f, start, t_end, tol, steps), reference);
+    };
+    const auto dopri_run = [&](double tol, long* steps) {
+        return error(by_dopri5(f, start, t_end, tol, steps), reference);
+    };
+    const auto bs_run = [&](double tol, long* steps) {
+        return error(by_bulirsch_stoer(f, start, t_end, tol, steps), reference);
+    };
+    const auto nabla_points = sweep(nabla_run, 1e-4, 1e-15, std::sqrt(10.0));
+    const auto dopri_points = sweep(dopri_run, 1e-4, 1e-17, std::pow(10.0, 0.25));
+    const auto bs_points = sweep(bs_run, 1e-4, 1e-17, std::pow(10.0, 0.25));
+    const auto floor = [](const std::vector<sweep_point>& points) {
+        double e = std::numeric_limits<double>::infinity();
+        for (const sweep_point& p : points)
+            e = std::min(e, p.error);
+        return e;
+    };
+    std::printf("  smallest errors reached: nabla %.1e, dopri5 %.1e, bulirsch_stoer %.1e\n",
+                floor(nabla_points), floor(dopri_points), floor(bs_points));
+    for (const double target : {1e-6, 1e-9, 1e-12, taylor_error}) {
+        const auto a = cheapest(nabla_points, target);
+        const auto b = cheapest(dopri_points, target);
+        const auto c = cheapest(bs_points, target);
+        if (!a)
+            continue;
+        std::vector<nabla_bench::contender> level{{"nabla"}, {"dopri5"}, {"bulirsch_stoer"}};
+        nabla_bench::race(
+            level, 3, 15,
+            [&](long) { keep_state(by_nabla<double>(f, start, t_end, a->tolerance, nullptr)); },
+            [&](long) {
+                if (b)
+                    keep_state(by_dopri5(f, start, t_end, b->tolerance, nullptr));
+            },
+            [&](long) {
+                if (c)
+                    keep_state(by_bulirsch_stoer(f, start, t_end, c->tolerance, nullptr));
+            });
+        std::printf("  error <= %.1e: nabla %.1f us (tolerance %.1e, %ld steps, error %.1e)",
+                    target, level[0].best_ns / 1e3, a->tolerance, a->steps, a->error);
+        const auto peer = [&](const char* name, const std::optional<sweep_point>& p,
+                              const nabla_bench::contender& timed) {
+            if (p)
+                std::printf("; %s %.1f us, %.2fx (tolerance %.1e, %ld steps, error %.1e)", name,
+                            timed.best_ns / 1e3, timed.best_ns / level[0].best_ns, p->tolerance,
+                            p->steps, p->error);
+            else
+                std::printf("; %s does not reach it", name);
+        };
+        peer("dopri5", b, level[1]);
+        peer("bulirsch_stoer", c, level[2]);
+        std::printf("\n");
+    }
     return 0;
 }
 

@@ -11,8 +11,8 @@
 //   mpiexec -n 4 build/examples/mpi_heat [rows] [columns] [steps]
 //
 // Prints the loss, d loss / d alpha, the largest relative difference to the serial gradient and
-// the time of the value and gradient against the run on doubles, and returns non-zero if a
-// difference is above 1e-12.
+// the time of the value and gradient against the run on doubles (each the second call, as a loop
+// of calls pays: the tape's memory reused), and returns non-zero if a difference is above 1e-12.
 
 #include "mpi_heat.hpp"
 
@@ -45,26 +45,35 @@ int main(int argc, char** argv) {
         const std::vector<double> u0 = heat::part(s, heat::initial);
         const std::vector<double> goal = heat::part(s, heat::target);
 
-        // The run on doubles.
-        MPI_Barrier(c.get());
-        auto start = std::chrono::steady_clock::now();
-        const double plain =
-            mpi::allreduce(heat::loss_on_doubles(u0, 0.2, s, steps, goal, c), mpi::op::sum, c);
-        const double plain_time = seconds_since(start);
-
-        // Its value and gradient.
-        MPI_Barrier(c.get());
-        start = std::chrono::steady_clock::now();
+        // The run on doubles, and its value and gradient on the tape, each timed as a loop of
+        // calls pays for it: the second call of each, the tape's memory reused from the first
+        // (the first call also pages that memory in). The times are rank 0's.
+        double plain = 0.0, plain_time = 0.0;
+        for (int call = 0; call < 2; ++call) {
+            MPI_Barrier(c.get());
+            const auto start = std::chrono::steady_clock::now();
+            plain = mpi::allreduce(heat::loss_on_doubles(u0, 0.2, s, steps, goal, c),
+                                   mpi::op::sum, c);
+            plain_time = seconds_since(start);
+        }
         nabla::tape<> t;
-        auto recording = t.record();
-        const nabla::var_array u = nabla::input_array(t, heat::padded(u0, s));
-        const nabla::var alpha_root = c.rank() == 0 ? t.input(0.2) : nabla::var(0.0);
-        const nabla::var alpha = mpi::bcast(alpha_root, 0, c);
-        const nabla::var loss =
-            mpi::allreduce(heat::loss_on_tape(u, alpha, s, steps, goal, c), mpi::op::sum, c);
-        mpi::replicated_gradient(t, loss, c);
-        const std::vector<double> mine = heat::interior(nabla::adjoints(t, u), s);
-        const double gradient_time = seconds_since(start);
+        nabla::var_array u;
+        nabla::var alpha_root, loss;
+        std::vector<double> mine;
+        double first_time = 0.0, gradient_time = 0.0;
+        for (int call = 0; call < 2; ++call) {
+            MPI_Barrier(c.get());
+            const auto start = std::chrono::steady_clock::now();
+            auto recording = t.record();
+            u = nabla::input_array(t, heat::padded(u0, s));
+            alpha_root = c.rank() == 0 ? t.input(0.2) : nabla::var(0.0);
+            const nabla::var alpha = mpi::bcast(alpha_root, 0, c);
+            loss = mpi::allreduce(heat::loss_on_tape(u, alpha, s, steps, goal, c), mpi::op::sum,
+                                  c);
+            mpi::replicated_gradient(t, loss, c);
+            mine = heat::interior(nabla::adjoints(t, u), s);
+            (call == 0 ? first_time : gradient_time) = seconds_since(start);
+        }
 
         // The gradient with respect to the initial field, gathered on rank 0.
         std::vector<int> counts(static_cast<std::size_t>(c.size()));
@@ -103,8 +112,11 @@ int main(int argc, char** argv) {
             std::printf("d loss / d alpha = %.12f (serial %.12f)\n", d_alpha, serial.adjoint(a));
             std::printf("largest difference to the serial gradient: %.2e of its largest entry\n",
                         worst);
-            std::printf("value and gradient %.3f ms, value on doubles %.3f ms (%.2fx)\n",
-                        gradient_time * 1e3, plain_time * 1e3, gradient_time / plain_time);
+            std::printf("value and gradient %.3f ms a call on a reused tape (%.3f ms the first "
+                        "call, which pages the tape's memory in), value on doubles %.3f ms "
+                        "(%.2fx)\n",
+                        gradient_time * 1e3, first_time * 1e3, plain_time * 1e3,
+                        gradient_time / plain_time);
             if (!(worst <= 1e-12) || !(value_difference <= 1e-12))
                 status = 1;
         }

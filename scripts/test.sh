@@ -5,8 +5,9 @@
 # run in build-gcc only. Then the sanitizer stage: the unit tests built with clang++ at -O0
 # (instrumented, the template-heavy tests compile several times faster than at -O1) under
 # AddressSanitizer + UndefinedBehaviorSanitizer (LeakSanitizer included) in build-asan/, the
-# random-program tests (fuzz_tests) and the special functions' edges (edge_tests) too, and the
-# threaded tests under ThreadSanitizer in build-tsan/ (at -O1); any report fails the test. Last,
+# random-program tests (fuzz_tests), the special functions' edges (edge_tests) and the
+# documentation's code blocks (docs_snippets, docs_eigen_snippets) too, and the threaded tests
+# under ThreadSanitizer in build-tsan/ (at -O1); any report fails the test. Last,
 # valgrind's memcheck on the tape tests, the tests of results that do not depend on the inputs,
 # the random programs and the random programs of statement shapes of build-gcc.
 #
@@ -168,7 +169,7 @@ done
 # tests stay out: under AddressSanitizer they cost the stage 110 s of compiling, time .ci/run
 # cannot spare (they pass there, with LeakSanitizer off for Open MPI's own allocations).
 sanitizer_builds=(
-    "build-asan clang++ clang address,undefined 0 unit_tests,fuzz_tests,edge_tests unit,fuzz,edges disabled"
+    "build-asan clang++ clang address,undefined 0 unit_tests,fuzz_tests,edge_tests,docs_snippets,docs_eigen_snippets unit,fuzz,edges,docs disabled"
     "build-tsan g++ gcc thread 1 thread_tests threads disabled"
 )
 # halt_on_error: the first report fails the test. alloc_dealloc_mismatch=0: Catch2 2.13's own
