@@ -355,6 +355,49 @@ int race_christoffel(long calls) {
     return 0;
 }
 
+// The Christoffel symbols' own derivatives (for the Riemann tensor): a forward Jacobian of the
+// function that takes the metric's Jacobian, the inner one in forward mode (dual numbers of dual
+// numbers) and in reverse mode (a tape of dual numbers, recorded at every call, its memory kept).
+template <class Mode>
+auto christoffel_in(Mode mode) {
+    return [mode](const auto& x) {
+        using T = std::remove_cvref_t<decltype(x[0])>;
+        const auto [g, dg] = nabla::value_and_jacobian(mode, schwarzschild, x);
+        std::array<T, 64> gamma{};
+        for (std::size_t a = 0; a < 4; ++a)
+            for (std::size_t b = 0; b < 4; ++b)
+                for (std::size_t c = 0; c < 4; ++c)
+                    gamma[a * 16 + b * 4 + c] =
+                        0.5 / g[a * 5] * (dg(a * 4 + c, b) + dg(a * 4 + b, c) - dg(b * 4 + c, a));
+        return gamma;
+    };
+}
+
+int race_christoffel_derivatives(long calls) {
+    std::vector<phase> points(256);
+    for (std::size_t p = 0; p < points.size(); ++p)
+        points[p] = {0.0, 3.0 + 0.05 * double(p), 0.3 + 0.01 * double(p), 0.1};
+    const auto forward = christoffel_in(nabla::mode::forward);
+    const auto reverse = christoffel_in(nabla::mode::reverse);
+    for (const auto& x : points) {
+        const auto a = nabla::jacobian(forward, x), b = nabla::jacobian(reverse, x);
+        for (std::size_t i = 0; i < 64; ++i)
+            for (std::size_t k = 0; k < 4; ++k)
+                if (std::abs(a(i, k) - b(i, k)) > 1e-12 * (1.0 + std::abs(a(i, k)))) {
+                    std::printf("the Christoffel symbols' derivatives differ\n");
+                    return 1;
+                }
+    }
+    std::vector<nabla_bench::contender> c{{"inner jacobian forward"},
+                                          {"inner jacobian reverse"}};
+    const auto at = [&](long i) -> const phase& { return points[i & 255]; };
+    nabla_bench::race(
+        c, calls, 15, [&](long i) { nabla_bench::keep(nabla::jacobian(forward, at(i))(5, 1)); },
+        [&](long i) { nabla_bench::keep(nabla::jacobian(reverse, at(i))(5, 1)); });
+    nabla_bench::report("Derivatives of the Christoffel symbols (64 x 4), nested jacobians", c);
+    return 0;
+}
+
 }  // namespace
 
 int main() {
@@ -386,6 +429,8 @@ int main() {
                          henon_heiles_by_hand, calls) != 0 ||
         race_hamiltonian("double pendulum Hamiltonian (4 inputs), value and gradient",
                          double_pendulum, double_pendulum_by_hand, calls / 4) != 0)
+        return 1;
+    if (race_christoffel_derivatives(calls / 64) != 0)
         return 1;
     if (race_christoffel(calls / 4) != 0)
         return 1;

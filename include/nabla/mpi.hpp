@@ -41,7 +41,9 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstddef>
@@ -53,6 +55,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -76,6 +79,45 @@ class error : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
+
+// Checking of collective calls. A collective is made by every rank of a communicator, with the
+// same operation, root and reduction and buffers whose sizes fit; MPI itself checks none of it,
+// and a mismatch ends in a truncation abort, corrupted memory, silently wrong values or a hang.
+// With checking on (the default where NDEBUG is not defined, or as NABLA_MPI_CHECKING says: 0
+// or 1), each collective first agrees across the ranks on what they are about to do, in one small
+// extra collective (two for gatherv and scatterv, whose root's counts are compared with each
+// rank's buffer), and a mismatch is a nabla::mpi::error on every rank with both ranks' values.
+// The sweep's adjoint collectives are checked the same way, in the order the ranks sweep them.
+// A rank that waits longer than the timeout for the others to join (a rank that does not make
+// the call, or that sweeps alone) is told so by an error; MPI's state is unusable after it (end
+// the program with MPI_Abort). Turning checking off removes the extra collectives.
+#ifndef NABLA_MPI_CHECKING
+#ifdef NDEBUG
+#define NABLA_MPI_CHECKING 0
+#else
+#define NABLA_MPI_CHECKING 1
+#endif
+#endif
+
+namespace detail {
+struct checking_settings {
+    bool on = NABLA_MPI_CHECKING != 0;
+    double timeout_seconds = 60.0;
+};
+inline checking_settings& checking_state() {
+    static checking_settings settings;
+    return settings;
+}
+}  // namespace detail
+
+// Turns the checks on or off (for every thread; set it before the operations, on every rank
+// alike), with the longest a rank waits for the others at one check.
+inline void set_checking(bool on, double timeout_seconds = 60.0) {
+    detail::checking_state() = {on, timeout_seconds};
+}
+inline bool checking() {
+    return detail::checking_state().on;
+}
 
 // The reductions. On forward numbers and active variables, min and max pick the number of one
 // rank: the lowest rank among equal values, a NaN when one takes part (the lowest rank's), and the
@@ -312,6 +354,193 @@ inline void check_rank(const char* what, const char* role, int rank, int size, p
         return;
     fail(std::string(what) + ": " + role + " " + std::to_string(rank) +
          " is not a rank of a communicator of " + std::to_string(size));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The checks (set_checking).
+
+// What a rank is about to do in a collective: the operation, its root (-1 for none), its
+// reduction (-1 for none), its elements (how many plain numbers of how many bytes, active or
+// not) and their count (-1 where the ranks' counts may differ: gatherv, scatterv).
+struct call_signature {
+    long long operation, root, reduction, element, count;
+};
+enum class collective : long long {
+    bcast = 1,
+    reduce,
+    allreduce,
+    allgather,
+    reduce_scatter,
+    alltoall,
+    gatherv,
+    scatterv
+};
+inline const char* name_of(long long operation) {
+    constexpr const char* names[] = {"?",          "bcast",          "reduce",   "allreduce",
+                                     "allgather",  "reduce_scatter", "alltoall", "gatherv",
+                                     "scatterv"};
+    return operation >= 1 && operation <= 8 ? names[operation] : names[0];
+}
+template <class E>
+long long element_code() {
+    constexpr bool is_active = !Flat<E>;
+    return static_cast<long long>(wire<E>::count) * 1000 +
+           static_cast<long long>(sizeof(typename wire<E>::scalar)) * 10 + (is_active ? 1 : 0);
+}
+inline std::string describe(std::size_t field, long long v) {
+    switch (field) {
+    case 0:
+        return std::string("calls nabla::mpi::") + name_of(v);
+    case 1:
+        return v < 0 ? std::string("names no root") : "names root " + std::to_string(v);
+    case 2: {
+        constexpr const char* ops[] = {"sum", "prod", "min", "max"};
+        return v < 0 || v > 3 ? std::string("takes no reduction")
+                              : std::string("reduces by ") + ops[v];
+    }
+    case 3:
+        return "passes elements of " + std::to_string(v / 1000) + " number(s) of " +
+               std::to_string(v / 10 % 100) + " bytes" + (v % 10 ? ", active" : ", plain");
+    default:
+        return "passes " + std::to_string(v) + " elements";
+    }
+}
+
+// A check's buffers: each field and its negation sent, the smallest of each received.
+using check_buffers = std::array<long long, 20>;
+
+// The thread's buffers for its next check. A check a rank gave up waiting for stays pending in
+// MPI, which may still read and write its buffers: they go with it to the abandoned checks.
+inline std::unique_ptr<check_buffers>& check_memory() {
+    static thread_local std::unique_ptr<check_buffers> buffers;
+    if (!buffers)
+        buffers = std::make_unique<check_buffers>();
+    return buffers;
+}
+struct abandoned_check {
+    MPI_Request request;
+    std::unique_ptr<check_buffers> buffers;
+};
+inline std::vector<abandoned_check>& abandoned_checks() {
+    static thread_local std::vector<abandoned_check> checks;
+    return checks;
+}
+// Completes them, once the other ranks have joined (the tests of the timeout use it).
+inline void wait_for_abandoned_checks() {
+    for (abandoned_check& a : abandoned_checks())
+        MPI_Wait(&a.request, MPI_STATUS_IGNORE);
+    abandoned_checks().clear();
+}
+
+// Waits for a non-blocking check, at most the timeout.
+inline void wait_for_check(MPI_Request& request, const char* what) {
+    const auto start = std::chrono::steady_clock::now();
+    const double timeout = checking_state().timeout_seconds;
+    for (int done = 0;;) {
+        check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test (nabla's check)");
+        if (done)
+            return;
+        if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >
+            timeout) {
+            abandoned_checks().push_back({request, std::move(check_memory())});
+            fail(std::string(what) + ": waited " + std::to_string(timeout) +
+                 " s for the other ranks of the communicator to make the same call; a rank that "
+                 "does not make it (a collective every rank makes, a sweep every rank that "
+                 "recorded makes as often as the others) leaves them waiting. MPI cannot be used "
+                 "after this error: end the program with MPI_Abort");
+        }
+        std::this_thread::yield();
+    }
+}
+
+// With checking on: the ranks agree on the call in one MPI_Iallreduce of each field and its
+// negation (MPI_MIN gives the smallest and the largest); where they differ, the ranks' fields
+// (MPI_Allgather) name the first rank that differs from rank 0, on every rank.
+inline void agree(const char* what, MPI_Comm comm, const call_signature& s, bool sweep = false) {
+    if (!checking_state().on)
+        return;
+    const std::string context = sweep ? std::string("the sweep's adjoint of ") + what : what;
+    constexpr int n = 5;
+    const std::array<long long, n> mine{s.operation, s.root, s.reduction, s.element, s.count};
+    check_buffers& buffers = *check_memory();
+    long long* const both = buffers.data();
+    long long* const range = buffers.data() + 2 * n;
+    for (int k = 0; k < n; ++k) {
+        both[k] = mine[k];
+        both[n + k] = -mine[k];
+    }
+    MPI_Request request;
+    check(MPI_Iallreduce(both, range, 2 * n, MPI_LONG_LONG, MPI_MIN, comm, &request),
+          "MPI_Iallreduce (nabla's check)");
+    wait_for_check(request, context.c_str());
+    bool same = true;
+    for (int k = 0; k < n; ++k)
+        same = same && range[k] == -range[n + k];
+    if (same)
+        return;
+    int size = 0;
+    MPI_Comm_size(comm, &size);
+    std::vector<long long> all(static_cast<std::size_t>(n * size));
+    check(MPI_Allgather(mine.data(), n, MPI_LONG_LONG, all.data(), n, MPI_LONG_LONG, comm),
+          "MPI_Allgather (nabla's check)");
+    for (std::size_t field = 0; field < n; ++field)
+        for (std::size_t rank = 1; rank < static_cast<std::size_t>(size); ++rank)
+            if (all[rank * n + field] != all[field])
+                fail(context + ": the ranks do not make the same call: rank 0 " +
+                     describe(field, all[field]) + ", rank " + std::to_string(rank) + " " +
+                     describe(field, all[rank * n + field]) +
+                     " (a collective is made by every rank of the communicator, with the same "
+                     "operation, root and reduction and buffers whose sizes fit; "
+                     "nabla::mpi::set_checking(false) turns this check off)");
+}
+
+// A collective being made: its check on entry, and the signature the tape entries it records
+// keep, so that their adjoints are checked in the sweep too.
+struct collective_call {
+    static inline thread_local const collective_call* current = nullptr;
+    const char* what;
+    call_signature signature;
+    const collective_call* previous;
+    collective_call(const char* w, MPI_Comm comm, const call_signature& s)
+        : what(w), signature(s), previous(current) {
+        agree(w, comm, s);
+        current = this;
+    }
+    collective_call(const collective_call&) = delete;
+    collective_call& operator=(const collective_call&) = delete;
+    ~collective_call() { current = previous; }
+};
+
+// gatherv and scatterv: the root's count for each rank against that rank's buffer (own), after
+// agree: gathered on the root, and the root's verdict broadcast.
+inline void agree_counts(const char* what,
+                         const char* buffer,
+                         MPI_Comm comm,
+                         int root,
+                         long long own,
+                         std::span<const int> root_counts) {
+    if (!checking_state().on)
+        return;
+    int rank = 0, size = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    std::vector<long long> owns(rank == root ? static_cast<std::size_t>(size) : 0);
+    check(MPI_Gather(&own, 1, MPI_LONG_LONG, owns.data(), 1, MPI_LONG_LONG, root, comm),
+          "MPI_Gather (nabla's check)");
+    std::array<long long, 3> verdict{-1, 0, 0};  // the first rank that differs, expected, has
+    if (rank == root)
+        for (std::size_t k = 0; k < owns.size(); ++k)
+            if (k < root_counts.size() && owns[k] != root_counts[k]) {
+                verdict = {static_cast<long long>(k), root_counts[k], owns[k]};
+                break;
+            }
+    check(MPI_Bcast(verdict.data(), 3, MPI_LONG_LONG, root, comm), "MPI_Bcast (nabla's check)");
+    if (verdict[0] >= 0)
+        fail(std::string(what) + ": the root (rank " + std::to_string(root) + ")'s counts give " +
+             "rank " + std::to_string(verdict[0]) + " " + std::to_string(verdict[1]) +
+             " elements, and rank " + std::to_string(verdict[0]) + "'s " + buffer + " holds " +
+             std::to_string(verdict[2]) +
+             " (nabla::mpi::set_checking(false) turns this check off)");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -554,9 +783,19 @@ void add_entry(nabla::tape<T>& t,
                Pullback pullback) {
     if (n == 0)
         first = static_cast<nabla::detail::tape_index>(t.statements());
-    tape_access::add_array_operation(t, first, static_cast<nabla::detail::tape_index>(n),
-                                     [state = c.state(), pullback = std::move(pullback)](
-                                         T* adjoints) { pullback(adjoints, state->for_sweep()); });
+    // An entry of a collective checks in the sweep that the ranks sweep the same one.
+    const collective_call* call = checking_state().on ? collective_call::current : nullptr;
+    const bool checked = call != nullptr;
+    const call_signature signature = checked ? call->signature : call_signature{};
+    const char* what = checked ? call->what : "";
+    tape_access::add_array_operation(
+        t, first, static_cast<nabla::detail::tape_index>(n),
+        [state = c.state(), pullback = std::move(pullback), checked, signature,
+         what](T* adjoints) {
+            if (checked)
+                agree(what, state->for_sweep(), signature, true);
+            pullback(adjoints, state->for_sweep());
+        });
 }
 
 // A value with the rank it comes from (MPI_MINLOC's pairs), combined by takes_over's rule.
@@ -745,6 +984,10 @@ void bcast(B&& buffer, int root, const communicator& c) {
     constexpr const char* what = "nabla::mpi::bcast";
     detail::check_rank(what, "root", root, c.size(), detail::peer::root);
     const int count = detail::count_of<E>(b.size(), what);
+    const detail::collective_call call(what, c.get(),
+                                       {static_cast<long long>(detail::collective::bcast), root, -1,
+                                        detail::element_code<E>(),
+                                        static_cast<long long>(b.size())});
     if constexpr (detail::Flat<E>) {
         detail::check(MPI_Bcast(detail::raw(b.data()), count, detail::datatype<S>(), root, c.get()),
                       "MPI_Bcast");
@@ -791,6 +1034,14 @@ template <detail::Element E>
 E bcast(E x, int root, const communicator& c) {
     bcast(std::span<E>(&x, 1), root, c);
     return x;
+}
+template <nabla::detail::ActiveExpression X>
+auto bcast(const X&, int, const communicator&) {
+    static_assert(detail::always_false<X>,
+                  "nabla::mpi::bcast(x, root, c): x is an expression of active variables (such "
+                  "as x * x), not a variable: name its value first, nabla::var y = x * x; then "
+                  "nabla::mpi::bcast(y, root, c)");
+    return active<typename nabla::detail::active_value_type<std::remove_cvref_t<X>>::type>{};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -959,6 +1210,10 @@ void allreduce(const In& in, Out&& out, op o, const communicator& c) {
     auto r = detail::as_span(out);
     constexpr const char* what = "nabla::mpi::allreduce";
     detail::expect_size(what, "out", r.size(), i.size());
+    const detail::collective_call call(
+        what, c.get(),
+        {static_cast<long long>(detail::collective::allreduce), -1, static_cast<long long>(o),
+         detail::element_code<E>(), static_cast<long long>(i.size())});
     if constexpr (detail::Flat<E>) {
         const auto how = detail::reduction_of<E>(i.size(), o, what);
         std::vector<E> copy;  // in and out the same vector: in place
@@ -979,6 +1234,17 @@ E allreduce(const E& x, op o, const communicator& c) {
     allreduce(std::span<const E>(&x, 1), std::span<E>(&y, 1), o, c);
     return y;
 }
+// An expression of active variables (x * x) is neither a variable nor a buffer: nabla says so
+// before the compiler lists every overload.
+// (The return type is deduced from the body, so that the static_assert is the first error.)
+template <nabla::detail::ActiveExpression X>
+auto allreduce(const X&, op, const communicator&) {
+    static_assert(detail::always_false<X>,
+                  "nabla::mpi::allreduce(x, op, c): x is an expression of active variables "
+                  "(such as x * x), not a variable: name its value first, nabla::var y = x * x; "
+                  "then nabla::mpi::allreduce(y, op, c)");
+    return active<typename nabla::detail::active_value_type<std::remove_cvref_t<X>>::type>{};
+}
 
 template <buffer In, output_buffer Out>
 void reduce(const In& in, Out&& out, op o, int root, const communicator& c) {
@@ -990,6 +1256,10 @@ void reduce(const In& in, Out&& out, op o, int root, const communicator& c) {
     detail::check_rank(what, "root", root, c.size(), detail::peer::root);
     if (c.rank() == root)
         detail::expect_size(what, "out (on the root)", r.size(), i.size());
+    const detail::collective_call call(
+        what, c.get(),
+        {static_cast<long long>(detail::collective::reduce), root, static_cast<long long>(o),
+         detail::element_code<E>(), static_cast<long long>(i.size())});
     if constexpr (detail::Flat<E>) {
         const auto how = detail::reduction_of<E>(i.size(), o, what);
         std::vector<E> copy;
@@ -1107,6 +1377,10 @@ void allgather(const In& in, Out&& out, const communicator& c) {
     auto r = detail::as_span(out);
     constexpr const char* what = "nabla::mpi::allgather";
     detail::expect_size(what, "out", r.size(), i.size() * static_cast<std::size_t>(c.size()));
+    const detail::collective_call call(
+        what, c.get(),
+        {static_cast<long long>(detail::collective::allgather), -1, -1, detail::element_code<E>(),
+         static_cast<long long>(i.size())});
     (void)detail::count_of<E>(r.size(), what);
     const int count = detail::count_of<E>(i.size(), what);
     const MPI_Datatype type = detail::datatype<S>();
@@ -1150,6 +1424,10 @@ void reduce_scatter(const In& in, Out&& out, const communicator& c) {
     auto r = detail::as_span(out);
     constexpr const char* what = "nabla::mpi::reduce_scatter";
     detail::expect_size(what, "in", i.size(), r.size() * static_cast<std::size_t>(c.size()));
+    const detail::collective_call call(
+        what, c.get(),
+        {static_cast<long long>(detail::collective::reduce_scatter), -1, -1,
+         detail::element_code<E>(), static_cast<long long>(i.size())});
     (void)detail::count_of<E>(i.size(), what);
     const int count = detail::count_of<E>(r.size(), what);
     const MPI_Datatype type = detail::datatype<S>();
@@ -1184,6 +1462,10 @@ void alltoall(const In& in, Out&& out, const communicator& c) {
     if (i.size() % p != 0)
         detail::fail(std::string(what) + ": in holds " + std::to_string(i.size()) +
                      " elements, not a multiple of the " + std::to_string(p) + " ranks");
+    const detail::collective_call call(
+        what, c.get(),
+        {static_cast<long long>(detail::collective::alltoall), -1, -1, detail::element_code<E>(),
+         static_cast<long long>(i.size())});
     (void)detail::count_of<E>(i.size(), what);
     const int count = detail::count_of<E>(i.size() / p, what);
     const MPI_Datatype type = detail::datatype<S>();
@@ -1222,6 +1504,10 @@ void gatherv(const In& in,
     constexpr int per = static_cast<int>(detail::wire<E>::count);
     detail::check_rank(what, "root", root, c.size(), detail::peer::root);
     const bool is_root = c.rank() == root;
+    const detail::collective_call call(what, c.get(),
+                                       {static_cast<long long>(detail::collective::gatherv), root,
+                                        -1, detail::element_code<E>(), -1});
+    detail::agree_counts(what, "in", c.get(), root, static_cast<long long>(i.size()), counts);
     std::vector<int> wire_counts, wire_displacements, d;
     if (is_root) {
         d = detail::blocks(what, counts, displacements, c.size(), root, "out", r.size(), "in",
@@ -1332,6 +1618,10 @@ void scatterv(const In& in,
     constexpr int per = static_cast<int>(detail::wire<E>::count);
     detail::check_rank(what, "root", root, c.size(), detail::peer::root);
     const bool is_root = c.rank() == root;
+    const detail::collective_call call(what, c.get(),
+                                       {static_cast<long long>(detail::collective::scatterv), root,
+                                        -1, detail::element_code<E>(), -1});
+    detail::agree_counts(what, "out", c.get(), root, static_cast<long long>(r.size()), counts);
     std::vector<int> wire_counts, wire_displacements, d, block_counts;
     if (is_root) {
         d = detail::blocks(what, counts, displacements, c.size(), root, "in", i.size(), "out",
@@ -1418,16 +1708,31 @@ inline received from_nowhere() {
     return {MPI_PROC_NULL, MPI_ANY_TAG};
 }
 
-[[noreturn]] inline void wrong_count(const char* what, int source, int tag, int got, int count) {
+// How a message's plain numbers make the user's elements: `per` numbers an element (a dual number
+// travels as its value and tangents), and `extra` numbers nabla adds (a message of active
+// variables carries its number for the adjoint's tag), so that a wrong count is reported in the
+// elements the user's buffers hold.
+struct layout {
+    int per = 1;
+    int extra = 0;
+};
+
+[[noreturn]] inline void
+wrong_count(const char* what, int source, int tag, int got, int count, layout shape = {}) {
+    const std::string holds =
+        got >= shape.extra && (got - shape.extra) % shape.per == 0
+            ? std::to_string((got - shape.extra) / shape.per) + " elements"
+            : std::to_string(got) + " plain numbers, not a whole number of elements";
     fail(std::string(what) + ": the message from rank " + std::to_string(source) + " (tag " +
-         std::to_string(tag) + ") holds " + std::to_string(got) +
-         " numbers where the buffer takes " + std::to_string(count) +
+         std::to_string(tag) + ") holds " + holds + " where the buffer takes " +
+         std::to_string((count - shape.extra) / shape.per) +
          " (buffers of one size on both sides, of active variables on both sides or on neither)");
 }
 
 // Receives exactly `count` plain numbers into `into`.
 template <class E>
-received receive_exactly(E* into, int count, int source, int tag, MPI_Comm comm, const char* what) {
+received receive_exactly(
+    E* into, int count, int source, int tag, MPI_Comm comm, const char* what, layout shape = {}) {
     using S = typename flat<E>::scalar;
     if (source == MPI_PROC_NULL)
         return from_nowhere();
@@ -1439,7 +1744,7 @@ received receive_exactly(E* into, int count, int source, int tag, MPI_Comm comm,
     if (got != count) {
         std::vector<S> discard(got > 0 ? static_cast<std::size_t>(got) : 1);
         MPI_Mrecv(discard.data(), got, datatype<S>(), &message, MPI_STATUS_IGNORE);
-        wrong_count(what, status.MPI_SOURCE, status.MPI_TAG, got, count);
+        wrong_count(what, status.MPI_SOURCE, status.MPI_TAG, got, count, shape);
     }
     check(MPI_Mrecv(into, count, datatype<S>(), &message, &status), "MPI_Mrecv");
     return {status.MPI_SOURCE, status.MPI_TAG};
@@ -1457,13 +1762,14 @@ received send_receive(const E* send,
                       int source,
                       int receive_tag,
                       MPI_Comm comm,
-                      const char* what) {
+                      const char* what,
+                      layout shape = {}) {
     MPI_Request request;
     check(MPI_Isend(send, send_count, wire_datatype<E>(), destination, send_tag, comm, &request),
           "MPI_Isend");
     received from;
     try {
-        from = receive_exactly(receive, receive_count, source, receive_tag, comm, what);
+        from = receive_exactly(receive, receive_count, source, receive_tag, comm, what, shape);
     } catch (...) {
         MPI_Wait(&request, MPI_STATUS_IGNORE);
         throw;
@@ -1545,15 +1851,16 @@ received recv(Out&& out, int source, int tag, const communicator& c) {
     const int count = detail::count_of<E>(r.size(), what);
     if constexpr (detail::Flat<E>) {
         return detail::receive_exactly(reinterpret_cast<S*>(r.data()), count, source, tag, c.get(),
-                                       what);
+                                       what, {detail::wire<E>::count, 0});
     } else {
         using T = typename E::value_type;
         if (source == MPI_PROC_NULL)
             return detail::from_nowhere();
         nabla::tape<T>* t = nabla::detail::active_tape<T>;
         const std::span<T> message = detail::scratch<T>(r.size() + 1, 1);
-        const received from = detail::receive_exactly(
-            message.data(), detail::with_number(count, what), source, tag, c.get(), what);
+        const received from =
+            detail::receive_exactly(message.data(), detail::with_number(count, what), source, tag,
+                                    c.get(), what, {detail::wire<E>::count, 1});
         const int number = static_cast<int>(detail::message_number(message.data(), r.size()));
         const auto first = detail::new_variables<T>(t, message.data(), r);
         if (t != nullptr)
@@ -1594,7 +1901,7 @@ received sendrecv(const In& in,
         return detail::send_receive(reinterpret_cast<const S*>(detail::apart(i, r, copy)),
                                     send_count, destination, send_tag,
                                     reinterpret_cast<S*>(r.data()), receive_count, source,
-                                    receive_tag, c.get(), what);
+                                    receive_tag, c.get(), what, {detail::wire<E>::count, 0});
     } else {
         using T = typename E::value_type;
         detail::inputs_read<T> read = detail::read_inputs<T>(i, 1);
@@ -1605,7 +1912,8 @@ received sendrecv(const In& in,
         const received from = detail::send_receive(
             reinterpret_cast<const S*>(read.buffer), detail::with_number(send_count, what),
             destination, send_tag, reinterpret_cast<S*>(message.data()),
-            detail::with_number(receive_count, what), source, receive_tag, c.get(), what);
+            detail::with_number(receive_count, what), source, receive_tag, c.get(), what,
+            {detail::wire<E>::count, 1});
         const bool receives = from.source != MPI_PROC_NULL;
         const int got =
             receives ? static_cast<int>(detail::message_number(message.data(), r.size())) : 0;
@@ -1671,13 +1979,13 @@ void check_same_recording(nabla::tape<T>* t, std::uint32_t generation) {
 
 // The count of a completed receive of plain numbers S against the one expected.
 template <class S>
-void check_received(const MPI_Status& status, int expected) {
+void check_received(const MPI_Status& status, int expected, layout shape) {
     if (status.MPI_SOURCE == MPI_PROC_NULL)
         return;
     int got = 0;
     check(MPI_Get_count(&status, datatype<S>(), &got), "MPI_Get_count");
     if (got != expected)
-        wrong_count("nabla::mpi::irecv", status.MPI_SOURCE, status.MPI_TAG, got, expected);
+        wrong_count("nabla::mpi::irecv", status.MPI_SOURCE, status.MPI_TAG, got, expected, shape);
 }
 
 }  // namespace detail
@@ -1767,7 +2075,7 @@ request irecv(Out&& out, int source, int tag, const communicator& c) {
                                 c.get(), &state->handle),
                       "MPI_Irecv");
         state->complete = [count](const MPI_Status& status) {
-            detail::check_received<S>(status, count);
+            detail::check_received<S>(status, count, {detail::wire<E>::count, 0});
         };
     } else {
         using T = typename E::value_type;
@@ -1786,7 +2094,7 @@ request irecv(Out&& out, int source, int tag, const communicator& c) {
         }
         state->complete = [values, transfer, t, generation = t != nullptr ? t->generation() : 0u, c,
                            count, r](const MPI_Status& status) {
-            detail::check_received<S>(status, count + 1);
+            detail::check_received<S>(status, count + 1, {detail::wire<E>::count, 1});
             if (status.MPI_SOURCE == MPI_PROC_NULL)
                 return;
             if (t != nullptr)

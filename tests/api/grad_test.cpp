@@ -1,5 +1,6 @@
 // nabla::value_and_grad and nabla::grad on static expressions: results, shapes, and no heap
-// allocation.
+// allocation; and the transformations that record, whose second call allocates nothing for
+// every number type they record (their tapes' memory is kept).
 
 #include <nabla/nabla.hpp>
 
@@ -18,16 +19,32 @@ std::atomic<long> allocations{0};
 }  // namespace
 
 // Counts every allocation of the test program, to show that evaluation and gradients make none.
-void* operator new(std::size_t size) {
+// (Out of line: inlined, g++ -O3 takes the free() of memory from this operator new for a
+// mismatched deallocation, -Wmismatched-new-delete.)
+[[gnu::noinline]] void* operator new(std::size_t size) {
     ++allocations;
     if (void* p = std::malloc(size == 0 ? 1 : size))
         return p;
     throw std::bad_alloc();
 }
-void operator delete(void* p) noexcept {
+[[gnu::noinline]] void operator delete(void* p) noexcept {
     std::free(p);
 }
-void operator delete(void* p, std::size_t) noexcept {
+[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept {
+    std::free(p);
+}
+// (The over-aligned forms too: the tape's columns of dual and Taylor numbers come from them.)
+[[gnu::noinline]] void* operator new(std::size_t size, std::align_val_t alignment) {
+    ++allocations;
+    const auto a = static_cast<std::size_t>(alignment);
+    if (void* p = std::aligned_alloc(a, (size + a - 1) / a * a))
+        return p;
+    throw std::bad_alloc();
+}
+[[gnu::noinline]] void operator delete(void* p, std::align_val_t) noexcept {
+    std::free(p);
+}
+[[gnu::noinline]] void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
     std::free(p);
 }
 
@@ -76,5 +93,86 @@ TEST_CASE("evaluation and gradients allocate nothing", "[api][grad]") {
     }
     const long during = allocations.load() - before;
     CHECK(during == 0);
+    CHECK(std::isfinite(sink));
+}
+
+namespace {
+
+// The Schwarzschild metric (M = 1) and its Christoffel symbols by a Jacobian in reverse mode:
+// taken inside a forward Jacobian, the tape records dual numbers.
+const auto metric = [](const auto& q) {
+    using std::sin;
+    using T = std::remove_cvref_t<decltype(q[0])>;
+    std::array<T, 16> g{};
+    g[0] = 2.0 / q[1] - 1.0;
+    g[5] = 1.0 / (1.0 - 2.0 / q[1]);
+    g[10] = q[1] * q[1];
+    g[15] = q[1] * q[1] * sin(q[2]) * sin(q[2]);
+    return g;
+};
+const auto christoffel = [](const auto& q) {
+    using T = std::remove_cvref_t<decltype(q[0])>;
+    const auto [g, dg] = nabla::value_and_jacobian(nabla::mode::reverse, metric, q);
+    std::array<T, 64> gamma{};
+    for (std::size_t a = 0; a < 4; ++a)
+        for (std::size_t b = 0; b < 4; ++b)
+            for (std::size_t c = 0; c < 4; ++c)
+                gamma[a * 16 + b * 4 + c] =
+                    0.5 / g[a * 5] * (dg(a * 4 + c, b) + dg(a * 4 + b, c) - dg(b * 4 + c, a));
+    return gamma;
+};
+
+// Allocations made by the second of two calls of f.
+template <class F>
+long second_call_allocations(const F& f) {
+    f();
+    const long before = allocations.load();
+    f();
+    return allocations.load() - before;
+}
+
+}  // namespace
+
+TEST_CASE("transformations that record allocate nothing the second time, for every number type",
+          "[api][grad][reverse]") {
+    const std::array<double, 4> q{0.0, 10.0, 1.1, 0.3};
+    double sink = 0.0;
+    // A tape of dual numbers (the Christoffel symbols' Jacobian inside a forward Jacobian).
+    CHECK(second_call_allocations([&] { sink += nabla::jacobian(christoffel, q)(1, 1); }) == 0);
+    // Dual numbers, nested dual numbers and Taylor numbers on the tape of grad.
+    const auto f = [](const auto& v) {
+        using std::exp, std::sin;
+        return exp(sin(v[0]) * v[1]) + v[2] * v[3] * v[0];
+    };
+    using D = nabla::dual<double, 2>;
+    using DD = nabla::dual<D, 1>;
+    using TT = nabla::taylor<double, 3>;
+    const std::array<D, 4> xd{D(0.5, {1.0, 0.0}), D(1.5), D(-0.5, {0.0, 1.0}), D(2.0)};
+    const std::array<DD, 4> xdd{DD(D(0.5, {1.0, 0.0}), {D(1.0)}), DD(D(1.5)), DD(D(-0.5)), DD(D(2.0))};
+    const std::array<TT, 4> xt = [] {
+        std::array<TT, 4> a{TT(0.5), TT(1.5), TT(-0.5), TT(2.0)};
+        a[0].c[1] = 1.0;
+        return a;
+    }();
+    CHECK(second_call_allocations(
+              [&] { sink += nabla::grad(nabla::mode::reverse, f, xd)[0].value; }) == 0);
+    CHECK(second_call_allocations(
+              [&] { sink += nabla::grad(nabla::mode::reverse, f, xdd)[0].value.value; }) == 0);
+    CHECK(second_call_allocations(
+              [&] { sink += nabla::grad(nabla::mode::reverse, f, xt)[0].c[1]; }) == 0);
+    // Forward over reverse: hvp and hessian record dual numbers.
+    const std::array<double, 4> x{0.5, 1.5, -0.5, 2.0}, v{1.0, 0.0, 0.5, 0.0};
+    CHECK(second_call_allocations([&] { sink += nabla::hvp(f, x, v)[0]; }) == 0);
+    // vjp keeps its recording in the pullback: the tape comes back with its memory; the
+    // pullback's own handle on it is the one allocation.
+    const auto g = [](const auto& v) {
+        using std::sin;
+        using T = std::remove_cvref_t<decltype(v[0])>;
+        return std::array<T, 2>{v[0] * v[1], sin(v[2]) + v[3]};
+    };
+    CHECK(second_call_allocations([&] {
+              auto [y, pullback] = nabla::vjp(g, xd);
+              sink += pullback(std::array{D(1.0), D(0.0)})[1].value + y[0].value;
+          }) <= 1);
     CHECK(std::isfinite(sink));
 }

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -23,6 +24,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -603,7 +605,11 @@ TEST_CASE("misuse: sizes that do not fit, a freed communicator, a stale variable
     const int next = (rank() + 1) % p, previous = (rank() + p - 1) % p;
     std::vector<double> three{1, 2, 3}, two(2);
     CHECK_THROWS_WITH(mpi::sendrecv(three, next, 9, two, previous, 9, world()),
-                      Catch::Contains("holds 3 numbers where the buffer takes 2"));
+                      Catch::Contains("holds 3 elements where the buffer takes 2"));
+    // Active variables carry a number more in each message; the count is the user's elements.
+    std::vector<nabla::var> five(5), four(4);
+    CHECK_THROWS_WITH(mpi::sendrecv(five, next, 10, four, previous, 10, world()),
+                      Catch::Contains("holds 5 elements where the buffer takes 4"));
 
     // A sweep over an operation on a communicator freed since.
     {
@@ -623,4 +629,72 @@ TEST_CASE("misuse: sizes that do not fit, a freed communicator, a stale variable
         t.clear();
         CHECK_THROWS_AS(mpi::allreduce(v, mpi::op::sum, world()), nabla::tape_error);
     }
+}
+
+TEST_CASE("checking: ranks that make different collectives are told so on every rank",
+          "[mpi][checking]") {
+    REQUIRE(mpi::checking());  // the default without NDEBUG
+    if (ranks() < 2)
+        return;  // (one rank always agrees with itself)
+    // Sizes: small differences ended in MPI's truncation abort, 1000 against 100000 corrupted
+    // the heap.
+    std::vector<double> a(rank() == 0 ? 5 : 4, 1.0), b(a.size());
+    CHECK_THROWS_WITH(mpi::allreduce(a, b, mpi::op::sum, world()),
+                      Catch::Contains("rank 0 passes 5 elements, rank 1 passes 4 elements"));
+    std::vector<double> big(rank() == 0 ? 1000 : 100000, 1.0), big_out(big.size());
+    CHECK_THROWS_WITH(mpi::allreduce(big, big_out, mpi::op::sum, world()),
+                      Catch::Contains("rank 0 passes 1000 elements, rank 1 passes 100000 elements"));
+    // Roots and reductions that differ gave silently wrong values.
+    std::vector<double> x(3, 1.0);
+    CHECK_THROWS_WITH(mpi::bcast(x, rank() == 0 ? 0 : 1, world()),
+                      Catch::Contains("rank 0 names root 0, rank 1 names root 1"));
+    CHECK_THROWS_WITH(
+        mpi::allreduce(1.0, rank() == 0 ? mpi::op::sum : mpi::op::max, world()),
+        Catch::Contains("rank 0 reduces by sum, rank 1 reduces by max"));
+    // Active variables on one rank, plain numbers on another.
+    {
+        nabla::tape<> t;
+        auto recording = t.record();
+        std::vector<nabla::var> v(3);
+        if (rank() == 0)
+            CHECK_THROWS_WITH(mpi::bcast(v, 0, world()), Catch::Contains("elements of 1 number"));
+        else
+            CHECK_THROWS_WITH(mpi::bcast(x, 0, world()), Catch::Contains("rank 0 passes"));
+    }
+    // The root's counts of a gatherv against each rank's buffer: the others returned, the root
+    // waited.
+    std::vector<int> counts(rank() == 0 ? static_cast<std::size_t>(ranks()) : 0, 3);
+    std::vector<double> gathered(rank() == 0 ? 3 * static_cast<std::size_t>(ranks()) : 0);
+    std::vector<double> in(rank() == 1 ? 2 : 3, 1.0);
+    CHECK_THROWS_WITH(mpi::gatherv(in, gathered, counts, 0, world()),
+                      Catch::Contains("counts give rank 1 3 elements, and rank 1's in holds 2"));
+    // After each error the ranks are in step: the next collective works.
+    CHECK(mpi::allreduce(1.0, mpi::op::sum, world()) == ranks());
+}
+
+TEST_CASE("checking: a rank that sweeps alone is told so within the timeout", "[mpi][checking]") {
+    if (ranks() < 2)
+        return;
+    mpi::set_checking(true, 0.5);
+    {
+        nabla::tape<> t;
+        auto recording = t.record();
+        const nabla::var v = t.input(1.0);
+        const nabla::var s = mpi::allreduce(v, mpi::op::sum, world());
+        if (rank() == 0) {
+            CHECK_THROWS_WITH(t.gradient(s), Catch::Contains("the sweep's adjoint of "
+                                                             "nabla::mpi::allreduce: waited"));
+            mpi::detail::wait_for_abandoned_checks();
+        } else {
+            // (Once rank 0 has given up, the others join its check, so that the tests after
+            // this one find MPI in step.)
+            std::this_thread::sleep_for(std::chrono::seconds(1));
+            mpi::detail::agree("", world().state()->for_sweep(),
+                               {static_cast<long long>(mpi::detail::collective::allreduce), -1,
+                                static_cast<long long>(mpi::op::sum),
+                                mpi::detail::element_code<nabla::var>(), 1});
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    mpi::set_checking(true);
 }

@@ -241,8 +241,7 @@ auto jacobian(mode::forward_t, const F& f, const Container& x) {
     }
 }
 
-// Reverse mode: row i is the vector-Jacobian product with e_i, one sweep of the recording vjp
-// keeps.
+// Reverse mode: row i is the vector-Jacobian product with e_i, one sweep of one recording each.
 template <class F, class Container>
 auto value_and_jacobian(mode::reverse_t, const F& f, const Container& x) {
     static_assert(detail::NumberContainer<Container>,
@@ -276,18 +275,38 @@ auto value_and_jacobian(mode::reverse_t, const F& f, const Container& x) {
                     return detail::zero_matrix<R>(0, n);
             }();
             if constexpr (detail::container_traits<Y>::supported) {
-                auto [y, pullback] = vjp(f, x);
-                if constexpr (!detail::fixed_result<outputs, inputs>)
-                    j = detail::zero_matrix<R>(detail::size_of(y), n);
-                auto unit = y;
-                for (std::size_t i = 0; i < detail::size_of(y); ++i) {
-                    std::fill(unit.begin(), unit.end(), R(0));
-                    detail::element(unit, i) = R(1);
-                    const Container row = pullback(unit);
-                    for (std::size_t k = 0; k < n; ++k)
-                        j(i, k) = static_cast<R>(detail::element(row, k));
+                // One recording on the thread's tape for R (its memory kept across calls), one
+                // sweep per output.
+                detail::lent_tape<R> lent;
+                tape<R>& t = lent.get();
+                auto recording = t.record();
+                const auto differentiate = [&](active_container& in) {
+                    detail::record_inputs(t, x, in);
+                    const Y y = detail::record_call(f, std::as_const(in));
+                    auto value = detail::container_traits<Y>::template make_like<R>(y);
+                    const std::size_t m = detail::size_of(y);
+                    if constexpr (!detail::fixed_result<outputs, inputs>)
+                        j = detail::zero_matrix<R>(m, n);
+                    for (std::size_t i = 0; i < m; ++i) {
+                        const active<R> out = detail::as_active<R>(detail::element(y, i));
+                        detail::element(value, i) = out.value;
+                        if (!out.is_active())
+                            continue;  // a constant output: a row of zeros, no sweep
+                        t.gradient(out);
+                        for (std::size_t k = 0; k < n; ++k)
+                            j(i, k) = t.adjoint(detail::element(in, k));
+                    }
+                    return value;
+                };
+                if constexpr (std::is_same_v<active_container, std::vector<active<R>>>) {
+                    auto value = differentiate(lent.inputs(n));
+                    return wrap(std::move(value), std::move(j));
+                } else {
+                    active_container in =
+                        detail::container_traits<Container>::template make_like<active<R>>(x);
+                    auto value = differentiate(in);
+                    return wrap(std::move(value), std::move(j));
                 }
-                return wrap(std::move(y), std::move(j));
             } else {
                 return wrap(R{}, std::move(j));
             }

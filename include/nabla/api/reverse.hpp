@@ -227,7 +227,7 @@ requires(!detail::recorded_arguments<Container>) auto vjp(const F& f, const Cont
     using R = detail::promoted<T>;
     using active_container = detail::rebind<Container, active<R>>;
     detail::check_reverse_generic<F, active_container>();
-    auto t = std::make_shared<tape<R>>();
+    auto t = detail::kept_tape<R>();
     active_container inputs = detail::container_traits<Container>::template make_like<active<R>>(x);
     auto recording = t->record();
     detail::record_inputs(*t, x, inputs);

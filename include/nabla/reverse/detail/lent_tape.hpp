@@ -1,8 +1,10 @@
 #pragma once
-// The tapes nabla's reverse-mode transformations (api/reverse.hpp) and checkpointing borrow.
+// The tapes nabla's reverse-mode transformations (api/reverse.hpp) and checkpointing borrow, for
+// every number type they record: recording again on a tape reuses its memory.
 
 #include <cstddef>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "../active.hpp"
@@ -49,5 +51,32 @@ private:
     }
     std::size_t depth_;
 };
+
+// The tapes of recordings that outlive the transformation that makes them (a vjp's pullback owns
+// its recording): each thread keeps the tapes its pullbacks release, up to four, and lends them
+// again with their memory. A pullback released on another thread frees its tape.
+template <class R>
+std::shared_ptr<tape<R>> kept_tape() {
+    struct shelf {
+        std::thread::id owner = std::this_thread::get_id();
+        std::vector<std::unique_ptr<tape<R>>> tapes;
+    };
+    static thread_local const std::shared_ptr<shelf> mine = std::make_shared<shelf>();
+    std::unique_ptr<tape<R>> t;
+    if (mine->tapes.empty()) {
+        t = std::make_unique<tape<R>>();
+    } else {
+        t = std::move(mine->tapes.back());
+        mine->tapes.pop_back();
+    }
+    return std::shared_ptr<tape<R>>(t.release(), [home = std::weak_ptr<shelf>(mine)](tape<R>* p) {
+        std::unique_ptr<tape<R>> owned(p);
+        if (const auto back = home.lock();
+            back && back->owner == std::this_thread::get_id() && back->tapes.size() < 4) {
+            owned->clear();  // (its variables are stale from now on, as on a new tape)
+            back->tapes.push_back(std::move(owned));
+        }
+    });
+}
 
 }  // namespace nabla::detail

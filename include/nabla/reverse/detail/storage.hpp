@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <new>
 #include <tuple>
+#include <type_traits>
 
 #include "../../config.hpp"
 #include "../errors.hpp"
@@ -41,6 +43,35 @@ grown_capacity(std::size_t capacity, std::size_t needed, std::size_t limit) {
     while (capacity < needed)
         capacity *= 2;
     return capacity < limit ? capacity : limit;
+}
+
+// A column's memory. Numbers that are copied as bytes (double, dual and Taylor numbers of them)
+// get storage that is not written until the tape writes it: new U[n] of a dual number would
+// zero-fill every entry of a fresh 64K-entry column (its default constructor zeroes), and the
+// page faults of that cost more than a small recording. Other types are constructed.
+template <class U>
+inline constexpr bool raw_column = std::is_trivially_copyable_v<U> &&
+                                   std::is_trivially_destructible_v<U>;
+template <class U>
+struct column_deleter {
+    void operator()(U* p) const noexcept {
+        if constexpr (raw_column<U>)
+            ::operator delete[](p, std::align_val_t(alignof(U)));
+        else
+            delete[] p;
+    }
+};
+template <class U>
+using column_ptr = std::unique_ptr<U[], column_deleter<U>>;
+template <class U>
+column_ptr<U> allocate_column(std::size_t n) {
+    if constexpr (raw_column<U>)
+        // (Objects of such types begin their lifetime in storage from operator new as they are
+        // written: they are implicit-lifetime types.)
+        return column_ptr<U>(
+            static_cast<U*>(::operator new[](n * sizeof(U), std::align_val_t(alignof(U)))));
+    else
+        return column_ptr<U>(new U[n]);
 }
 
 // Flat arrays of one length (a column per type) that keep their memory when cleared and grow
@@ -82,14 +113,14 @@ private:
         capacity_ = capacity;
     }
     template <class U>
-    void move_to_bigger(std::unique_ptr<U[]>& column, std::size_t capacity) {
-        std::unique_ptr<U[]> bigger(new U[capacity]);
+    void move_to_bigger(column_ptr<U>& column, std::size_t capacity) {
+        column_ptr<U> bigger = allocate_column<U>(capacity);
         for (std::size_t i = 0; i < size_; ++i)
             bigger[i] = column[i];
         column = std::move(bigger);
     }
 
-    std::tuple<std::unique_ptr<Us[]>...> data_;
+    std::tuple<column_ptr<Us>...> data_;
     std::size_t size_ = 0;
     std::size_t capacity_ = 0;
     std::size_t limit_ = tape_limit;
