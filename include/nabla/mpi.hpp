@@ -102,7 +102,7 @@ public:
 namespace detail {
 struct checking_settings {
     bool on = NABLA_MPI_CHECKING != 0;
-    double timeout_seconds = 60.0;
+    double timeout_seconds = 300.0;
 };
 inline checking_settings& checking_state() {
     static checking_settings settings;
@@ -112,7 +112,7 @@ inline checking_settings& checking_state() {
 
 // Turns the checks on or off (for every thread; set it before the operations, on every rank
 // alike), with the longest a rank waits for the others at one check.
-inline void set_checking(bool on, double timeout_seconds = 60.0) {
+inline void set_checking(bool on, double timeout_seconds = 300.0) {
     detail::checking_state() = {on, timeout_seconds};
 }
 inline bool checking() {
@@ -364,6 +364,7 @@ inline void check_rank(const char* what, const char* role, int rank, int size, p
 // not) and their count (-1 where the ranks' counts may differ: gatherv, scatterv).
 struct call_signature {
     long long operation, root, reduction, element, count;
+    long long failed = 0;  // whether the rank's own checks of the call failed
 };
 enum class collective : long long {
     bcast = 1,
@@ -383,9 +384,11 @@ inline const char* name_of(long long operation) {
 }
 template <class E>
 long long element_code() {
+    using S = typename wire<E>::scalar;
     constexpr bool is_active = !Flat<E>;
-    return static_cast<long long>(wire<E>::count) * 1000 +
-           static_cast<long long>(sizeof(typename wire<E>::scalar)) * 10 + (is_active ? 1 : 0);
+    constexpr long long kind = std::is_floating_point_v<S> ? 0 : std::is_signed_v<S> ? 1 : 2;
+    return static_cast<long long>(wire<E>::count) * 10000 + kind * 1000 +
+           static_cast<long long>(sizeof(S)) * 10 + (is_active ? 1 : 0);
 }
 inline std::string describe(std::size_t field, long long v) {
     switch (field) {
@@ -399,15 +402,22 @@ inline std::string describe(std::size_t field, long long v) {
                               : std::string("reduces by ") + ops[v];
     }
     case 3:
-        return "passes elements of " + std::to_string(v / 1000) + " number(s) of " +
-               std::to_string(v / 10 % 100) + " bytes" + (v % 10 ? ", active" : ", plain");
-    default:
+        return "passes elements of " + std::to_string(v / 10000) + " " +
+               (v / 1000 % 10 == 0   ? "floating-point"
+                : v / 1000 % 10 == 1 ? "signed integer"
+                                     : "unsigned integer") +
+               " number(s) of " + std::to_string(v / 10 % 100) + " bytes" +
+               (v % 10 ? ", active" : ", plain");
+    case 4:
         return "passes " + std::to_string(v) + " elements";
+    default:
+        return v ? std::string("fails its own checks of the call (its error says which)")
+                 : std::string("passes its own checks of the call");
     }
 }
 
 // A check's buffers: each field and its negation sent, the smallest of each received.
-using check_buffers = std::array<long long, 20>;
+using check_buffers = std::array<long long, 24>;
 
 // The thread's buffers for its next check. A check a rank gave up waiting for stays pending in
 // MPI, which may still read and write its buffers: they go with it to the abandoned checks.
@@ -443,11 +453,12 @@ inline void wait_for_check(MPI_Request& request, const char* what) {
         if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >
             timeout) {
             abandoned_checks().push_back({request, std::move(check_memory())});
-            fail(std::string(what) + ": waited " + std::to_string(timeout) +
-                 " s for the other ranks of the communicator to make the same call; a rank that "
-                 "does not make it (a collective every rank makes, a sweep every rank that "
-                 "recorded makes as often as the others) leaves them waiting. MPI cannot be used "
-                 "after this error: end the program with MPI_Abort");
+            fail(std::string(what) + ": waited " + std::to_string(static_cast<long>(timeout)) +
+                 " s for the other ranks of the communicator to make the same call (a rank that "
+                 "does not make it, a collective every rank makes or a sweep every rank that "
+                 "recorded makes as often as the others, leaves them waiting; so does a rank "
+                 "still computing or stopped in a debugger: nabla::mpi::set_checking's timeout). "
+                 "MPI cannot be used after this error: end the program with MPI_Abort");
         }
         std::this_thread::yield();
     }
@@ -460,8 +471,9 @@ inline void agree(const char* what, MPI_Comm comm, const call_signature& s, bool
     if (!checking_state().on)
         return;
     const std::string context = sweep ? std::string("the sweep's adjoint of ") + what : what;
-    constexpr int n = 5;
-    const std::array<long long, n> mine{s.operation, s.root, s.reduction, s.element, s.count};
+    constexpr int n = 6;
+    const std::array<long long, n> mine{s.operation, s.root,  s.reduction,
+                                        s.element,   s.count, s.failed};
     check_buffers& buffers = *check_memory();
     long long* const both = buffers.data();
     long long* const range = buffers.data() + 2 * n;
@@ -496,14 +508,38 @@ inline void agree(const char* what, MPI_Comm comm, const call_signature& s, bool
 
 // A collective being made: its check on entry, and the signature the tape entries it records
 // keep, so that their adjoints are checked in the sweep too.
+// A rank's own checks of the call (sizes, ranks, the root's counts) run first; with checking on,
+// an error there is held until the ranks have agreed, so that every rank learns that one failed
+// and none is left waiting in the collective: the failing rank then throws its own error, the
+// others the disagreement.
 struct collective_call {
     static inline thread_local const collective_call* current = nullptr;
     const char* what;
     call_signature signature;
     const collective_call* previous;
-    collective_call(const char* w, MPI_Comm comm, const call_signature& s)
+    template <class OwnChecks>
+    collective_call(const char* w, MPI_Comm comm, const call_signature& s, OwnChecks own_checks)
         : what(w), signature(s), previous(current) {
-        agree(w, comm, s);
+        if (!checking_state().on) {
+            own_checks();
+        } else {
+            std::string own_error;
+            try {
+                own_checks();
+            } catch (const error& e) {
+                own_error = e.what();
+            }
+            signature.failed = own_error.empty() ? 0 : 1;
+            try {
+                agree(w, comm, signature);
+            } catch (const error&) {
+                if (!own_error.empty())
+                    throw error(own_error);
+                throw;
+            }
+            if (!own_error.empty())
+                throw error(own_error);
+        }
         current = this;
     }
     collective_call(const collective_call&) = delete;
@@ -982,12 +1018,15 @@ void bcast(B&& buffer, int root, const communicator& c) {
     using S = typename detail::wire<E>::scalar;
     auto b = detail::as_span(buffer);
     constexpr const char* what = "nabla::mpi::bcast";
-    detail::check_rank(what, "root", root, c.size(), detail::peer::root);
-    const int count = detail::count_of<E>(b.size(), what);
-    const detail::collective_call call(what, c.get(),
-                                       {static_cast<long long>(detail::collective::bcast), root, -1,
-                                        detail::element_code<E>(),
-                                        static_cast<long long>(b.size())});
+    int count = 0;
+    const detail::collective_call call(
+        what, c.get(),
+        {static_cast<long long>(detail::collective::bcast), root, -1, detail::element_code<E>(),
+         static_cast<long long>(b.size())},
+        [&] {
+            detail::check_rank(what, "root", root, c.size(), detail::peer::root);
+            count = detail::count_of<E>(b.size(), what);
+        });
     if constexpr (detail::Flat<E>) {
         detail::check(MPI_Bcast(detail::raw(b.data()), count, detail::datatype<S>(), root, c.get()),
                       "MPI_Bcast");
@@ -1209,11 +1248,11 @@ void allreduce(const In& in, Out&& out, op o, const communicator& c) {
     auto i = detail::as_const_span(in);
     auto r = detail::as_span(out);
     constexpr const char* what = "nabla::mpi::allreduce";
-    detail::expect_size(what, "out", r.size(), i.size());
     const detail::collective_call call(
         what, c.get(),
         {static_cast<long long>(detail::collective::allreduce), -1, static_cast<long long>(o),
-         detail::element_code<E>(), static_cast<long long>(i.size())});
+         detail::element_code<E>(), static_cast<long long>(i.size())},
+        [&] { detail::expect_size(what, "out", r.size(), i.size()); });
     if constexpr (detail::Flat<E>) {
         const auto how = detail::reduction_of<E>(i.size(), o, what);
         std::vector<E> copy;  // in and out the same vector: in place
@@ -1253,13 +1292,15 @@ void reduce(const In& in, Out&& out, op o, int root, const communicator& c) {
     auto i = detail::as_const_span(in);
     auto r = detail::as_span(out);
     constexpr const char* what = "nabla::mpi::reduce";
-    detail::check_rank(what, "root", root, c.size(), detail::peer::root);
-    if (c.rank() == root)
-        detail::expect_size(what, "out (on the root)", r.size(), i.size());
     const detail::collective_call call(
         what, c.get(),
         {static_cast<long long>(detail::collective::reduce), root, static_cast<long long>(o),
-         detail::element_code<E>(), static_cast<long long>(i.size())});
+         detail::element_code<E>(), static_cast<long long>(i.size())},
+        [&] {
+            detail::check_rank(what, "root", root, c.size(), detail::peer::root);
+            if (c.rank() == root)
+                detail::expect_size(what, "out (on the root)", r.size(), i.size());
+        });
     if constexpr (detail::Flat<E>) {
         const auto how = detail::reduction_of<E>(i.size(), o, what);
         std::vector<E> copy;
@@ -1376,11 +1417,14 @@ void allgather(const In& in, Out&& out, const communicator& c) {
     auto i = detail::as_const_span(in);
     auto r = detail::as_span(out);
     constexpr const char* what = "nabla::mpi::allgather";
-    detail::expect_size(what, "out", r.size(), i.size() * static_cast<std::size_t>(c.size()));
     const detail::collective_call call(
         what, c.get(),
         {static_cast<long long>(detail::collective::allgather), -1, -1, detail::element_code<E>(),
-         static_cast<long long>(i.size())});
+         static_cast<long long>(i.size())},
+        [&] {
+            detail::expect_size(what, "out", r.size(),
+                                i.size() * static_cast<std::size_t>(c.size()));
+        });
     (void)detail::count_of<E>(r.size(), what);
     const int count = detail::count_of<E>(i.size(), what);
     const MPI_Datatype type = detail::datatype<S>();
@@ -1423,11 +1467,14 @@ void reduce_scatter(const In& in, Out&& out, const communicator& c) {
     auto i = detail::as_const_span(in);
     auto r = detail::as_span(out);
     constexpr const char* what = "nabla::mpi::reduce_scatter";
-    detail::expect_size(what, "in", i.size(), r.size() * static_cast<std::size_t>(c.size()));
     const detail::collective_call call(
         what, c.get(),
         {static_cast<long long>(detail::collective::reduce_scatter), -1, -1,
-         detail::element_code<E>(), static_cast<long long>(i.size())});
+         detail::element_code<E>(), static_cast<long long>(i.size())},
+        [&] {
+            detail::expect_size(what, "in", i.size(),
+                                r.size() * static_cast<std::size_t>(c.size()));
+        });
     (void)detail::count_of<E>(i.size(), what);
     const int count = detail::count_of<E>(r.size(), what);
     const MPI_Datatype type = detail::datatype<S>();
@@ -1458,14 +1505,16 @@ void alltoall(const In& in, Out&& out, const communicator& c) {
     auto r = detail::as_span(out);
     constexpr const char* what = "nabla::mpi::alltoall";
     const auto p = static_cast<std::size_t>(c.size());
-    detail::expect_size(what, "out", r.size(), i.size());
-    if (i.size() % p != 0)
-        detail::fail(std::string(what) + ": in holds " + std::to_string(i.size()) +
-                     " elements, not a multiple of the " + std::to_string(p) + " ranks");
     const detail::collective_call call(
         what, c.get(),
         {static_cast<long long>(detail::collective::alltoall), -1, -1, detail::element_code<E>(),
-         static_cast<long long>(i.size())});
+         static_cast<long long>(i.size())},
+        [&] {
+            detail::expect_size(what, "out", r.size(), i.size());
+            if (i.size() % p != 0)
+                detail::fail(std::string(what) + ": in holds " + std::to_string(i.size()) +
+                             " elements, not a multiple of the " + std::to_string(p) + " ranks");
+        });
     (void)detail::count_of<E>(i.size(), what);
     const int count = detail::count_of<E>(i.size() / p, what);
     const MPI_Datatype type = detail::datatype<S>();
@@ -1502,21 +1551,25 @@ void gatherv(const In& in,
     auto r = detail::as_span(out);
     constexpr const char* what = "nabla::mpi::gatherv";
     constexpr int per = static_cast<int>(detail::wire<E>::count);
-    detail::check_rank(what, "root", root, c.size(), detail::peer::root);
     const bool is_root = c.rank() == root;
-    const detail::collective_call call(what, c.get(),
-                                       {static_cast<long long>(detail::collective::gatherv), root,
-                                        -1, detail::element_code<E>(), -1});
-    detail::agree_counts(what, "in", c.get(), root, static_cast<long long>(i.size()), counts);
     std::vector<int> wire_counts, wire_displacements, d;
-    if (is_root) {
-        d = detail::blocks(what, counts, displacements, c.size(), root, "out", r.size(), "in",
-                           i.size());
-        (void)detail::count_of<E>(r.size(), what);
-        wire_counts = detail::scaled(counts, per);
-        wire_displacements = detail::scaled(d, per);
-    }
-    const int count = detail::count_of<E>(i.size(), what);
+    int count = 0;
+    const detail::collective_call call(
+        what, c.get(),
+        {static_cast<long long>(detail::collective::gatherv), root, -1, detail::element_code<E>(),
+         -1},
+        [&] {
+            detail::check_rank(what, "root", root, c.size(), detail::peer::root);
+            if (is_root) {
+                d = detail::blocks(what, counts, displacements, c.size(), root, "out", r.size(),
+                                   "in", i.size());
+                (void)detail::count_of<E>(r.size(), what);
+                wire_counts = detail::scaled(counts, per);
+                wire_displacements = detail::scaled(d, per);
+            }
+            count = detail::count_of<E>(i.size(), what);
+        });
+    detail::agree_counts(what, "in", c.get(), root, static_cast<long long>(i.size()), counts);
     const MPI_Datatype type = detail::datatype<S>();
     auto forward = [=, comm = c.get()](const void* send, void* receive) {
         detail::check(MPI_Gatherv(send, count, type, receive, wire_counts.data(),
@@ -1616,22 +1669,26 @@ void scatterv(const In& in,
     auto r = detail::as_span(out);
     constexpr const char* what = "nabla::mpi::scatterv";
     constexpr int per = static_cast<int>(detail::wire<E>::count);
-    detail::check_rank(what, "root", root, c.size(), detail::peer::root);
     const bool is_root = c.rank() == root;
-    const detail::collective_call call(what, c.get(),
-                                       {static_cast<long long>(detail::collective::scatterv), root,
-                                        -1, detail::element_code<E>(), -1});
-    detail::agree_counts(what, "out", c.get(), root, static_cast<long long>(r.size()), counts);
     std::vector<int> wire_counts, wire_displacements, d, block_counts;
-    if (is_root) {
-        d = detail::blocks(what, counts, displacements, c.size(), root, "in", i.size(), "out",
-                           r.size());
-        block_counts.assign(counts.begin(), counts.end());
-        (void)detail::count_of<E>(i.size(), what);
-        wire_counts = detail::scaled(counts, per);
-        wire_displacements = detail::scaled(d, per);
-    }
-    const int count = detail::count_of<E>(r.size(), what);
+    int count = 0;
+    const detail::collective_call call(
+        what, c.get(),
+        {static_cast<long long>(detail::collective::scatterv), root, -1, detail::element_code<E>(),
+         -1},
+        [&] {
+            detail::check_rank(what, "root", root, c.size(), detail::peer::root);
+            if (is_root) {
+                d = detail::blocks(what, counts, displacements, c.size(), root, "in", i.size(),
+                                   "out", r.size());
+                block_counts.assign(counts.begin(), counts.end());
+                (void)detail::count_of<E>(i.size(), what);
+                wire_counts = detail::scaled(counts, per);
+                wire_displacements = detail::scaled(d, per);
+            }
+            count = detail::count_of<E>(r.size(), what);
+        });
+    detail::agree_counts(what, "out", c.get(), root, static_cast<long long>(r.size()), counts);
     const MPI_Datatype type = detail::datatype<S>();
     auto forward = [=, comm = c.get()](const void* send, void* receive) {
         detail::check(MPI_Scatterv(send, wire_counts.data(), wire_displacements.data(), type,
@@ -1723,9 +1780,13 @@ wrong_count(const char* what, int source, int tag, int got, int count, layout sh
         got >= shape.extra && (got - shape.extra) % shape.per == 0
             ? std::to_string((got - shape.extra) / shape.per) + " elements"
             : std::to_string(got) + " plain numbers, not a whole number of elements";
+    // (A message of active variables carries one number more than one of plain numbers.)
+    const bool mixed = got + 1 == count || got == count + 1;
     fail(std::string(what) + ": the message from rank " + std::to_string(source) + " (tag " +
          std::to_string(tag) + ") holds " + holds + " where the buffer takes " +
          std::to_string((count - shape.extra) / shape.per) +
+         (mixed ? " (one number apart: one side sends active variables, the other plain numbers?)"
+                : "") +
          " (buffers of one size on both sides, of active variables on both sides or on neither)");
 }
 

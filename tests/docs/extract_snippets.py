@@ -34,6 +34,8 @@ import os
 import re
 import sys
 
+# A fence of C++ in another spelling, which would be skipped: an error.
+OTHER_CPP_FENCE = re.compile(r"^\s*(>\s*)*(```+|~~~+)\s*(c\+\+|cxx|cc|cpp|h|hpp)\b", re.IGNORECASE)
 MARKER = re.compile(r"^\s*<!--\s*doc-test:\s*(\w[\w-]*)\s*(.*?)\s*(-->)?\s*$")
 CHECK = re.compile(r"^\s*<!--\s*doc-check:\s*(.*?)\s*(-->)?\s*$")
 KINDS = {"program", "fragment", "continued", "declarations", "fails"}
@@ -76,10 +78,20 @@ def blocks_of(path, label):
             kind, rest, closed = marker.group(1), marker.group(2), marker.group(3)
             if kind not in KINDS:
                 sys.exit(f"{label}:{i + 1}: unknown doc-test kind {kind!r}")
+            if kind == "fails" and not rest:
+                sys.exit(f"{label}:{i + 1}: 'fails' needs the message the compiler must give")
+            if kind != "fails" and rest:
+                sys.exit(f"{label}:{i + 1}: text after {kind!r} on the marker's line; the setup "
+                         "goes on the lines after it")
             setup, i = comment_body(lines, i, rest, closed)
             pending = (kind, rest, setup)
             continue
         fence = line.strip()
+        if CHECK.match(line):
+            sys.exit(f"{label}:{i + 1}: a doc-check that does not follow a ```cpp block")
+        if OTHER_CPP_FENCE.match(line) and fence != "```cpp":
+            sys.exit(f"{label}:{i + 1}: a fence of C++ spelled {fence!r}: write ```cpp (and mark "
+                     "it) so that it is tested")
         if fence.startswith("```cpp"):
             start = i + 1
             indent = len(line) - len(line.lstrip())
@@ -102,6 +114,8 @@ def blocks_of(path, label):
                 if m.group(1):
                     check.insert(0, m.group(1))
             kind, rest, setup = pending
+            if check and kind in ("program", "fails"):
+                sys.exit(f"{label}:{start}: a doc-check after a {kind!r} block, which runs none")
             out.append(Block(f"{label}:{start}", kind, rest, setup, code, check))
             pending = None
             continue
@@ -197,7 +211,7 @@ def main():
             if b.kind != "continued":
                 includes = [l for l in b.code if l.strip().startswith("#include")]
                 group = mpi if name == "mpi.md" else \
-                    eigen if any("eigen" in l for l in includes) else plain
+                    eigen if any("eigen" in l.lower() for l in includes) else plain
             elif group is None:
                 sys.exit(f"{b.where}: 'continued' follows no fragment")
             group.append(b)

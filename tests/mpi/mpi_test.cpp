@@ -657,7 +657,8 @@ TEST_CASE("checking: ranks that make different collectives are told so on every 
         auto recording = t.record();
         std::vector<nabla::var> v(3);
         if (rank() == 0)
-            CHECK_THROWS_WITH(mpi::bcast(v, 0, world()), Catch::Contains("elements of 1 number"));
+            CHECK_THROWS_WITH(mpi::bcast(v, 0, world()),
+                              Catch::Contains("elements of 1 floating-point number"));
         else
             CHECK_THROWS_WITH(mpi::bcast(x, 0, world()), Catch::Contains("rank 0 passes"));
     }
@@ -668,6 +669,15 @@ TEST_CASE("checking: ranks that make different collectives are told so on every 
     std::vector<double> in(rank() == 1 ? 2 : 3, 1.0);
     CHECK_THROWS_WITH(mpi::gatherv(in, gathered, counts, 0, world()),
                       Catch::Contains("counts give rank 1 3 elements, and rank 1's in holds 2"));
+    // A rank whose own check of the call fails (its out too short) throws its own error; the
+    // others learn that it failed instead of waiting in the collective.
+    std::vector<double> three(3, 1.0), out(rank() == 1 ? 2 : 3);
+    if (rank() == 1)
+        CHECK_THROWS_WITH(mpi::allreduce(three, out, mpi::op::sum, world()),
+                          Catch::Contains("out holds 2 elements where 3 are needed"));
+    else
+        CHECK_THROWS_WITH(mpi::allreduce(three, out, mpi::op::sum, world()),
+                          Catch::Contains("rank 1 fails its own checks of the call"));
     // After each error the ranks are in step: the next collective works.
     CHECK(mpi::allreduce(1.0, mpi::op::sum, world()) == ranks());
 }

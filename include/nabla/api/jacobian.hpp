@@ -290,8 +290,11 @@ auto value_and_jacobian(mode::reverse_t, const F& f, const Container& x) {
                     for (std::size_t i = 0; i < m; ++i) {
                         const active<R> out = detail::as_active<R>(detail::element(y, i));
                         detail::element(value, i) = out.value;
-                        if (!out.is_active())
-                            continue;  // a constant output: a row of zeros, no sweep
+                        // A constant output's row is zeros; it is swept only where the tape
+                        // holds entries whose sweeps communicate (MPI: every rank sweeps as
+                        // often as the others, whatever its outputs).
+                        if (!out.is_active() && !t.holds_custom_entries())
+                            continue;
                         t.gradient(out);
                         for (std::size_t k = 0; k < n; ++k)
                             j(i, k) = t.adjoint(detail::element(in, k));

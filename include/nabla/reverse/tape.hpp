@@ -142,6 +142,9 @@ public:
     // of a collapsed intermediate that a statement refers to counted for that statement).
     std::size_t statements() const { return ends_.size(); }
     std::size_t partials() const { return pairs_.size() + referred_; }
+    // Whether the recording holds entries with pullbacks of their own (custom functions, array
+    // operations, MPI communication), whose sweeps do more than add into adjoints.
+    bool holds_custom_entries() const { return !customs_.empty(); }
     // Bytes of tape memory this recording uses, and bytes reserved (kept across recordings).
     std::size_t bytes_used() const {
         constexpr std::size_t pair = sizeof(detail::tape_index) + sizeof(T);

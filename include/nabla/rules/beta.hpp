@@ -191,9 +191,10 @@ partial_table<T> beta_core_by_zeta(T a, T b, std::size_t order) {
 template <class T>
 partial_table<T> beta_core_by_polygamma(T a, T b, std::size_t order) {
     partial_table<T> k(order);
-    std::size_t terms = order + 1;
-    while (terms + order < 62 && std::pow(std::abs(a), T(terms - order)) > T(0x1p-60))
-        ++terms;
+    // (Forty terms: |a| <= 1/8, and the p-th derivative's binomial growth; polygamma's orders
+    // end at 62.)
+    const std::size_t terms = std::max<std::size_t>(
+        order + 1, std::min<std::size_t>(40, 62 - std::min<std::size_t>(order, 62)));
     std::vector<T> at_b(terms + order + 1), at_one(terms + 1);
     for (std::size_t n = 0; n < at_b.size(); ++n)
         at_b[n] = polygamma(static_cast<int>(n), T(1) + b);
@@ -252,32 +253,39 @@ N reciprocal(const N& x) {
     return N(T(1)) / x;
 }
 
+// The type the tables of derivatives are computed in: at least double (a float's factorials and
+// high polygamma orders overflow).
+template <class T>
+using wide_t = std::common_type_t<T, double>;
+
 // B near its pole at a = 0 (|a| <= 1/8 <= |b| or both small, b > -1/2), as above; nullopt where
-// exprel's argument a b K is too large for its series (b beyond about 1e6).
+// exprel's argument a b K is too large for its series (b beyond about 1e6). K's double series
+// where |b| <= 1/4 (|a| + |b| <= 3/8: its terms fall like (3/8)^degree), its series in a beyond.
 template <class N>
 std::optional<N> beta_near_pole(const N& a, const N& b) {
     using T = plain_t<N>;
-    const T a0 = plain(a), b0 = plain(b);
+    using W = wide_t<T>;
+    const W a0 = plain(a), b0 = plain(b);
     const std::size_t order = total_order(a) > total_order(b) ? total_order(a) : total_order(b);
-    const partial_table<T> k = std::abs(b0) <= T(0.5) ? beta_core_by_zeta(a0, b0, order)
-                                                      : beta_core_by_polygamma(a0, b0, order);
+    const partial_table<W> k = std::abs(b0) <= W(0.25) ? beta_core_by_zeta(a0, b0, order)
+                                                       : beta_core_by_polygamma(a0, b0, order);
     const N core = compose(k, 0, 0, a, b);
     const N z = a * b * core;
     if (!(std::abs(plain(z)) <= T(2)))
         return std::nullopt;
     if constexpr (std::is_arithmetic_v<N>)
-        return T(1) / a + T(1) / b + (a + b) * core * exprel_derivatives(z, 0)[0];
+        return N(W(1) / a0 + W(1) / b0 + (a0 + b0) * k(0, 0) * exprel_derivatives(W(z), 0)[0]);
     else
         return reciprocal(a) + reciprocal(b) +
-               (a + b) * core * compose(exprel_derivatives(plain(z), order), 0, z);
+               (a + b) * core * compose(exprel_derivatives(W(plain(z)), order), 0, z);
 }
 
 // log |Gamma(x)| on a series, from lgamma and the polygamma functions at x's plain value.
 template <class N>
 N log_gamma_series(const N& x) {
-    using T = plain_t<N>;
-    const T x0 = plain(x);
-    std::vector<T> d(total_order(x) + 1);
+    using W = wide_t<plain_t<N>>;
+    const W x0 = plain(x);
+    std::vector<W> d(total_order(x) + 1);
     d[0] = std::lgamma(x0);
     for (std::size_t n = 1; n < d.size(); ++n)
         d[n] = polygamma(static_cast<int>(n - 1), x0);
@@ -303,33 +311,44 @@ T stirling_remainder(T x) {
 // log Gamma's size for large operands: 1e-10 relative at (1e-3, 1e6)): the near-pole form next
 // to 0, the gamma functions where they are finite, and Stirling's series for the logarithm past
 // that, its large terms as (a - 1/2) log1p(b / a).
+// The sign of Gamma(x) away from its poles.
+template <class T>
+T gamma_sign(T x) {
+    return x > T(0) || static_cast<long long>(std::floor(x)) % 2 == 0 ? T(1) : T(-1);
+}
+
 template <class T>
 T beta_value(T a, T b) {
-    if (!std::isfinite(a) || !std::isfinite(b) || nonpositive_integer(a) ||
-        nonpositive_integer(b) || nonpositive_integer(a + b))
-        return std::beta(a, b);
-    const T s = std::abs(a) <= std::abs(b) ? a : b, l = std::abs(a) <= std::abs(b) ? b : a;
-    if (std::abs(s) <= T(0.125) && l > T(-0.5)) {
-        if (auto near = beta_near_pole(s, l))
-            return *near;
-    }
-    if (std::abs(l) < T(160) && std::abs(a + b) < T(160))
-        return std::tgamma(s) / std::tgamma(s + l) * std::tgamma(l);
-    if (s > T(0) && l > T(0)) {
-        constexpr T log_root_two_pi = T(0.91893853320467274178);
-        if (s < T(10)) {
-            // Gamma(s) Gamma(l) / Gamma(l + s), Stirling's series for the ratio's logarithm.
-            const T log_ratio = -(l - T(0.5)) * std::log1p(s / l) - s * std::log(l + s) + s +
-                                stirling_remainder(l) - stirling_remainder(l + s);
-            return std::tgamma(s) * std::exp(log_ratio);
+    if constexpr (!std::is_same_v<T, wide_t<T>>) {
+        return static_cast<T>(beta_value(wide_t<T>(a), wide_t<T>(b)));
+    } else {
+        if (!std::isfinite(a) || !std::isfinite(b) || nonpositive_integer(a) ||
+            nonpositive_integer(b) || nonpositive_integer(a + b))
+            return std::beta(a, b);
+        const T s = std::abs(a) <= std::abs(b) ? a : b, l = std::abs(a) <= std::abs(b) ? b : a;
+        if (std::abs(s) <= T(0.125) && l > T(-0.5)) {
+            if (auto near = beta_near_pole(s, l))
+                return *near;
         }
-        const T log_beta = log_root_two_pi - (s - T(0.5)) * std::log1p(l / s) -
-                           (l - T(0.5)) * std::log1p(s / l) - T(0.5) * std::log(s + l) +
-                           stirling_remainder(s) + stirling_remainder(l) -
-                           stirling_remainder(s + l);
-        return std::exp(log_beta);
+        if (std::abs(l) < T(160) && std::abs(a + b) < T(160))
+            return std::tgamma(s) / std::tgamma(s + l) * std::tgamma(l);
+        if (s > T(0) && l > T(0)) {
+            constexpr T log_root_two_pi = T(0.91893853320467274178);
+            if (s < T(10)) {
+                // Gamma(s) Gamma(l) / Gamma(l + s), Stirling's series for the ratio's logarithm.
+                const T log_ratio = -(l - T(0.5)) * std::log1p(s / l) - s * std::log(l + s) + s +
+                                    stirling_remainder(l) - stirling_remainder(l + s);
+                return std::tgamma(s) * std::exp(log_ratio);
+            }
+            const T log_beta = log_root_two_pi - (s - T(0.5)) * std::log1p(l / s) -
+                               (l - T(0.5)) * std::log1p(s / l) - T(0.5) * std::log(s + l) +
+                               stirling_remainder(s) + stirling_remainder(l) -
+                               stirling_remainder(s + l);
+            return std::exp(log_beta);
+        }
+        // (std::beta's exp of log-gamma differences is |B|.)
+        return gamma_sign(a) * gamma_sign(b) * gamma_sign(a + b) * std::abs(std::beta(a, b));
     }
-    return std::beta(a, b);
 }
 
 }  // namespace detail
