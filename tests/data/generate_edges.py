@@ -149,11 +149,13 @@ POINTS = {
     "assoc_laguerre": points("assoc_laguerre", (8, 0.5), [1e-8, 30.0], 0.1),
     "legendre": points("legendre", (12,), [1.0, -1.0, 0.999999], 0.1),
     # beta near its poles at a = 0 and b = 0, on both sides, with the other operand small,
-    # moderate, negative and large (its near-pole form's three ways to K(a, b)).
+    # moderate, negative and large (its near-pole form's three ways to K(a, b)), and near -1, -2.
     "beta": points("beta", (), [(30.0, 20.0), (0.5, 0.5), (0.3, 0.7)], 0.1, TWO_D)
     + points("beta", (), [(1e-8, 2.5), (2.5, 1e-8), (-1e-8, 0.75)], 5e-9, TWO_D)
     + points("beta", (), [(0.01, 0.02), (0.05, -0.3), (-0.02, 0.45)], 5e-3, TWO_D)
-    + points("beta", (), [(0.1, 3.0), (1e-3, 1e6), (0.125, 0.6)], 0.05, TWO_D),
+    + points("beta", (), [(0.1, 3.0), (1e-3, 1e6), (0.125, 0.6)], 0.05, TWO_D)
+    + points("beta", (), [(-1 + 1e-6, 2.5), (2.5, -1 + 1e-6)], 5e-7, TWO_D)
+    + points("beta", (), [(-2 - 1e-7, 0.7)], 5e-8, TWO_D),
     "powm1": points("powm1", (), [(2.0, 1e-12), (1 + 1e-10, 3.0), (0.5, -1e-12)], 1e-3, TWO_D),
 }
 

@@ -10,7 +10,9 @@
 //   K(a, b) = (log Gamma(1 + a) + log Gamma(1 + b) - log Gamma(1 + a + b)) / (a b),
 // with exprel(z) = (e^z - 1) / z: the poles are exact, and K and exprel are regular there, with
 // partials from series that do not cancel (K's from the zeta values psi^(n)(1) / n!, or from the
-// polygamma functions at 1 + b). Elsewhere, B = B(a0, b0) exp(log-gamma differences).
+// polygamma functions at 1 + b). Near the poles at -1, -2, ... the recurrence
+// B(a, b) = B(a + 1, b) (a + b) / a brings them to 0. Elsewhere, B = B(a0, b0) exp(log-gamma
+// differences).
 
 #include <algorithm>
 #include <array>
@@ -380,6 +382,26 @@ struct beta_rule : by_algorithm_rule<beta_rule> {
         if (std::abs(plain(small)) <= T(0.125) && plain(other) > T(-0.5)) {
             if (auto near = detail::beta_near_pole(small, other))
                 return *near;
+        }
+        // Near a pole at -m (m = 1, 2, ...): B(x, y) = B(x + m, y) prod_{j < m} (x + j + y) /
+        // (x + j), the first factor from the form near 0, the others regular.
+        const auto pole_at = [](T x) {
+            const T m = std::round(-x);
+            return x < T(-0.5) && std::abs(x + m) <= T(0.125) && m < T(64) ? static_cast<int>(m)
+                                                                           : 0;
+        };
+        for (const bool first : {true, false}) {
+            const N& x = first ? a : b;
+            const N& y = first ? b : a;
+            const int m = pole_at(plain(x));
+            if (m == 0 || !(plain(y) > T(-0.5)))
+                continue;
+            if (auto near = detail::beta_near_pole(N(x + T(m)), y)) {
+                N r = *near;
+                for (int j = 0; j < m; ++j)
+                    r = r * ((x + T(j) + y) / (x + T(j)));
+                return r;
+            }
         }
         // B(a0, b0) exp(L - L0), L = log|Gamma(a)| + log|Gamma(b)| - log|Gamma(a + b)|: the
         // exponential's derivatives at L0 are all B(a0, b0).
