@@ -388,8 +388,7 @@ int race_christoffel_derivatives(long calls) {
                     return 1;
                 }
     }
-    std::vector<nabla_bench::contender> c{{"inner jacobian forward"},
-                                          {"inner jacobian reverse"}};
+    std::vector<nabla_bench::contender> c{{"inner jacobian forward"}, {"inner jacobian reverse"}};
     const auto at = [&](long i) -> const phase& { return points[i & 255]; };
     nabla_bench::race(
         c, calls, 15, [&](long i) { nabla_bench::keep(nabla::jacobian(forward, at(i))(5, 1)); },

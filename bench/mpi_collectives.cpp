@@ -282,8 +282,7 @@ int main(int argc, char** argv) {
             if (rank() == 0)
                 std::printf("checks: allreduce of %zu active variables, recorded and swept: "
                             "%.4f ms without, %.4f ms with (+%.4f ms)\n",
-                            m, seconds[0] * 1e3, seconds[1] * 1e3,
-                            (seconds[1] - seconds[0]) * 1e3);
+                            m, seconds[0] * 1e3, seconds[1] * 1e3, (seconds[1] - seconds[0]) * 1e3);
         }
     }
     MPI_Finalize();

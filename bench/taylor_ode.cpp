@@ -255,9 +255,9 @@ std::vector<sweep_point> sweep(Run run, double loosest, double tightest, double 
             for (int call = 0; call < 5; ++call) {
                 const auto start = std::chrono::steady_clock::now();
                 run(tol, nullptr);
-                best = std::min(best, std::chrono::duration<double>(
-                                          std::chrono::steady_clock::now() - start)
-                                          .count());
+                best = std::min(
+                    best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+                              .count());
             }
             points.push_back({tol, e, steps, best});
         } catch (const std::exception&) {

@@ -52,8 +52,8 @@ int main(int argc, char** argv) {
         for (int call = 0; call < 2; ++call) {
             MPI_Barrier(c.get());
             const auto start = std::chrono::steady_clock::now();
-            plain = mpi::allreduce(heat::loss_on_doubles(u0, 0.2, s, steps, goal, c),
-                                   mpi::op::sum, c);
+            plain =
+                mpi::allreduce(heat::loss_on_doubles(u0, 0.2, s, steps, goal, c), mpi::op::sum, c);
             plain_time = seconds_since(start);
         }
         nabla::tape<> t;
@@ -68,8 +68,7 @@ int main(int argc, char** argv) {
             u = nabla::input_array(t, heat::padded(u0, s));
             alpha_root = c.rank() == 0 ? t.input(0.2) : nabla::var(0.0);
             const nabla::var alpha = mpi::bcast(alpha_root, 0, c);
-            loss = mpi::allreduce(heat::loss_on_tape(u, alpha, s, steps, goal, c), mpi::op::sum,
-                                  c);
+            loss = mpi::allreduce(heat::loss_on_tape(u, alpha, s, steps, goal, c), mpi::op::sum, c);
             mpi::replicated_gradient(t, loss, c);
             mine = heat::interior(nabla::adjoints(t, u), s);
             (call == 0 ? first_time : gradient_time) = seconds_since(start);

@@ -377,9 +377,9 @@ enum class collective : long long {
     scatterv
 };
 inline const char* name_of(long long operation) {
-    constexpr const char* names[] = {"?",          "bcast",          "reduce",   "allreduce",
-                                     "allgather",  "reduce_scatter", "alltoall", "gatherv",
-                                     "scatterv"};
+    constexpr const char* names[] = {"?",         "bcast",     "reduce",
+                                     "allreduce", "allgather", "reduce_scatter",
+                                     "alltoall",  "gatherv",   "scatterv"};
     return operation >= 1 && operation <= 8 ? names[operation] : names[0];
 }
 template <class E>
@@ -519,7 +519,9 @@ struct collective_call {
     const collective_call* previous;
     template <class OwnChecks>
     collective_call(const char* w, MPI_Comm comm, const call_signature& s, OwnChecks own_checks)
-        : what(w), signature(s), previous(current) {
+        : what(w),
+          signature(s),
+          previous(current) {
         if (!checking_state().on) {
             own_checks();
         } else {
@@ -826,8 +828,7 @@ void add_entry(nabla::tape<T>& t,
     const char* what = checked ? call->what : "";
     tape_access::add_array_operation(
         t, first, static_cast<nabla::detail::tape_index>(n),
-        [state = c.state(), pullback = std::move(pullback), checked, signature,
-         what](T* adjoints) {
+        [state = c.state(), pullback = std::move(pullback), checked, signature, what](T* adjoints) {
             if (checked)
                 agree(what, state->for_sweep(), signature, true);
             pullback(adjoints, state->for_sweep());

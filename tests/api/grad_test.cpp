@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "../test_data.hpp"
+#include "../test_functions.hpp"
 
 namespace {
 std::atomic<long> allocations{0};
@@ -98,29 +99,9 @@ TEST_CASE("evaluation and gradients allocate nothing", "[api][grad]") {
 
 namespace {
 
-// The Schwarzschild metric (M = 1) and its Christoffel symbols by a Jacobian in reverse mode:
-// taken inside a forward Jacobian, the tape records dual numbers.
-const auto metric = [](const auto& q) {
-    using std::sin;
-    using T = std::remove_cvref_t<decltype(q[0])>;
-    std::array<T, 16> g{};
-    g[0] = 2.0 / q[1] - 1.0;
-    g[5] = 1.0 / (1.0 - 2.0 / q[1]);
-    g[10] = q[1] * q[1];
-    g[15] = q[1] * q[1] * sin(q[2]) * sin(q[2]);
-    return g;
-};
-const auto christoffel = [](const auto& q) {
-    using T = std::remove_cvref_t<decltype(q[0])>;
-    const auto [g, dg] = nabla::value_and_jacobian(nabla::mode::reverse, metric, q);
-    std::array<T, 64> gamma{};
-    for (std::size_t a = 0; a < 4; ++a)
-        for (std::size_t b = 0; b < 4; ++b)
-            for (std::size_t c = 0; c < 4; ++c)
-                gamma[a * 16 + b * 4 + c] =
-                    0.5 / g[a * 5] * (dg(a * 4 + c, b) + dg(a * 4 + b, c) - dg(b * 4 + c, a));
-    return gamma;
-};
+// The Christoffel symbols by a Jacobian in reverse mode: taken inside a forward Jacobian, the
+// tape records dual numbers.
+const nabla_test::christoffel<nabla::mode::reverse_t> christoffel{};
 
 // Allocations made by the second of two calls of f.
 template <class F>
@@ -148,7 +129,8 @@ TEST_CASE("transformations that record allocate nothing the second time, for eve
     using DD = nabla::dual<D, 1>;
     using TT = nabla::taylor<double, 3>;
     const std::array<D, 4> xd{D(0.5, {1.0, 0.0}), D(1.5), D(-0.5, {0.0, 1.0}), D(2.0)};
-    const std::array<DD, 4> xdd{DD(D(0.5, {1.0, 0.0}), {D(1.0)}), DD(D(1.5)), DD(D(-0.5)), DD(D(2.0))};
+    const std::array<DD, 4> xdd{DD(D(0.5, {1.0, 0.0}), {D(1.0)}), DD(D(1.5)), DD(D(-0.5)),
+                                DD(D(2.0))};
     const std::array<TT, 4> xt = [] {
         std::array<TT, 4> a{TT(0.5), TT(1.5), TT(-0.5), TT(2.0)};
         a[0].c[1] = 1.0;

@@ -642,15 +642,15 @@ TEST_CASE("checking: ranks that make different collectives are told so on every 
     CHECK_THROWS_WITH(mpi::allreduce(a, b, mpi::op::sum, world()),
                       Catch::Contains("rank 0 passes 5 elements, rank 1 passes 4 elements"));
     std::vector<double> big(rank() == 0 ? 1000 : 100000, 1.0), big_out(big.size());
-    CHECK_THROWS_WITH(mpi::allreduce(big, big_out, mpi::op::sum, world()),
-                      Catch::Contains("rank 0 passes 1000 elements, rank 1 passes 100000 elements"));
+    CHECK_THROWS_WITH(
+        mpi::allreduce(big, big_out, mpi::op::sum, world()),
+        Catch::Contains("rank 0 passes 1000 elements, rank 1 passes 100000 elements"));
     // Roots and reductions that differ gave silently wrong values.
     std::vector<double> x(3, 1.0);
     CHECK_THROWS_WITH(mpi::bcast(x, rank() == 0 ? 0 : 1, world()),
                       Catch::Contains("rank 0 names root 0, rank 1 names root 1"));
-    CHECK_THROWS_WITH(
-        mpi::allreduce(1.0, rank() == 0 ? mpi::op::sum : mpi::op::max, world()),
-        Catch::Contains("rank 0 reduces by sum, rank 1 reduces by max"));
+    CHECK_THROWS_WITH(mpi::allreduce(1.0, rank() == 0 ? mpi::op::sum : mpi::op::max, world()),
+                      Catch::Contains("rank 0 reduces by sum, rank 1 reduces by max"));
     // Active variables on one rank, plain numbers on another.
     {
         nabla::tape<> t;

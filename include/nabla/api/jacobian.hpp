@@ -98,9 +98,8 @@ struct jacobian_of {
     static constexpr std::size_t inputs = container_traits<Container>::static_size;
     static constexpr std::size_t outputs =
         container_traits<outputs_on<D, F, Container>>::static_size;
-    using type = std::conditional_t<fixed_result<outputs, inputs>,
-                                    fixed_matrix<R, outputs, inputs>,
-                                    matrix<R>>;
+    using type = std::
+        conditional_t<fixed_result<outputs, inputs>, fixed_matrix<R, outputs, inputs>, matrix<R>>;
 };
 template <class D, class F, class Container>
 using jacobian_type = typename jacobian_of<D, F, Container>::type;
@@ -210,7 +209,8 @@ auto value_and_jacobian(mode::forward_t, const F& f, const Container& x) {
         }
     } else {
         // (check_generic has failed)
-        return value_with_jacobian<R, matrix<R>>{R{}, detail::zero_matrix<R>(0, detail::size_of(x))};
+        return value_with_jacobian<R, matrix<R>>{R{},
+                                                 detail::zero_matrix<R>(0, detail::size_of(x))};
     }
 }
 
@@ -230,8 +230,7 @@ auto jacobian(mode::forward_t, const F& f, const Container& x) {
                       "std::array, xtensor); for one number, use nabla::grad.");
         if constexpr (!detail::container_traits<Y>::supported)
             return detail::matrix_for<Container>(detail::zero_matrix<R>(0, detail::size_of(x)));
-        else if constexpr (detail::matrix_as_is<Container,
-                                                detail::jacobian_type<D, F, Container>>)
+        else if constexpr (detail::matrix_as_is<Container, detail::jacobian_type<D, F, Container>>)
             return detail::forward_jacobian<D>(f, x);
         else
             return detail::matrix_for<Container>(detail::forward_jacobian<D>(f, x));
@@ -256,8 +255,7 @@ auto value_and_jacobian(mode::reverse_t, const F& f, const Container& x) {
         detail::check_reverse_generic<F, active_container>();
         const std::size_t n = detail::size_of(x);
         const auto wrap = [](auto value, auto j) {
-            return value_with_jacobian<decltype(value),
-                                       decltype(detail::matrix_for<Container>(j))>{
+            return value_with_jacobian<decltype(value), decltype(detail::matrix_for<Container>(j))>{
                 std::move(value), detail::matrix_for<Container>(std::move(j))};
         };
         if constexpr (std::is_invocable_v<const F&, const active_container&>) {

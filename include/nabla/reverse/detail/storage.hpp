@@ -50,8 +50,8 @@ grown_capacity(std::size_t capacity, std::size_t needed, std::size_t limit) {
 // zero-fill every entry of a fresh 64K-entry column (its default constructor zeroes), and the
 // page faults of that cost more than a small recording. Other types are constructed.
 template <class U>
-inline constexpr bool raw_column = std::is_trivially_copyable_v<U> &&
-                                   std::is_trivially_destructible_v<U>;
+inline constexpr bool raw_column =
+    std::is_trivially_copyable_v<U>&& std::is_trivially_destructible_v<U>;
 template <class U>
 struct column_deleter {
     void operator()(U* p) const noexcept {
