@@ -132,15 +132,23 @@ void print_bandwidth(const char* what, std::size_t n, double bytes, double ns, d
     nabla_bench::record(title("bandwidth", n).c_str(), what, "fraction of triad", rate / triad);
 }
 
+// A peer's value against nabla's, checked before it is timed.
+void check_peer(const char* what, double peer, double nabla_value) {
+    if (!(std::abs(peer - nabla_value) <= 1e-12 * std::abs(nabla_value)))
+        std::printf("  MISMATCH: %s %.17g, nabla %.17g\n", what, peer, nabla_value);
+}
+
 void bench_sum(std::size_t n, double triad) {
     const auto [x] = nabla::array_variables<1>();
     const auto f = sum(x);
     const auto xs = uniform(n, -1.0, 1.0, 3);
     const xt::xtensor<double, 1> xt_xs = to_xtensor(xs);
+    check_peer("xt::sum", xt::sum(xt_xs, xt::evaluation_strategy::immediate)(), f(xs));
     std::vector<contender> cs{{"hand-written xsimd"}, {"nabla sum(x)"}, {"xt::sum"}};
     race(
         cs, calls_for(n), rounds, [&](long) { keep(nabla_bench::hand::sum(xs.data(), n)); },
-        [&](long) { keep(f(xs)); }, [&](long) { keep(xt::sum(xt_xs)()); });
+        [&](long) { keep(f(xs)); },
+        [&](long) { keep(xt::sum(xt_xs, xt::evaluation_strategy::immediate)()); });
     report(title("sum", n).c_str(), cs);
     if (n >= 10'000'000)
         print_bandwidth("sum", n, 8.0 * static_cast<double>(n), cs[1].best_ns, triad);
@@ -193,17 +201,26 @@ void bench_chain(std::size_t n, double triad) {
     const auto xs = uniform(n, -1.0, 1.0, 4), ys = uniform(n, 0.5, 2.0, 5);
     const xt::xtensor<double, 1> xt_xs = to_xtensor(xs), xt_ys = to_xtensor(ys);
     std::vector<double> gx(n), gy(n);
-    std::vector<contender> values{
-        {"hand-written xsimd"}, {"nabla"}, {"xtensor"}, {"hand-written, nabla's exp"}};
+    // xtensor both ways: immediate reductions (faster in the cache) and lazy ones (no temporary).
+    const auto xtensor_chain = [&](auto strategy) {
+        return xt::sum(xt::exp(-0.5 * xt_xs) * xt::sqrt(xt_xs * xt_xs + xt_ys * xt_ys + 1.0) /
+                           (1.0 + xt_ys * xt_ys),
+                       strategy)();
+    };
+    check_peer("xtensor", xtensor_chain(xt::evaluation_strategy::immediate), f(xs, ys));
+    check_peer("xtensor, lazy", xtensor_chain(xt::evaluation_strategy::lazy), f(xs, ys));
+    std::vector<contender> values{{"hand-written xsimd"},
+                                  {"nabla"},
+                                  {"xtensor"},
+                                  {"hand-written, nabla's exp"},
+                                  {"xtensor, lazy"}};
     race(
         values, calls_for(n), rounds,
         [&](long) { keep(nabla_bench::hand::chain_value(xs.data(), ys.data(), n)); },
         [&](long) { keep(f(xs, ys)); },
-        [&](long) {
-            keep(xt::sum(xt::exp(-0.5 * xt_xs) * xt::sqrt(xt_xs * xt_xs + xt_ys * xt_ys + 1.0) /
-                         (1.0 + xt_ys * xt_ys))());
-        },
-        [&](long) { keep(nabla_bench::hand::chain_value<true>(xs.data(), ys.data(), n)); });
+        [&](long) { keep(xtensor_chain(xt::evaluation_strategy::immediate)); },
+        [&](long) { keep(nabla_bench::hand::chain_value<true>(xs.data(), ys.data(), n)); },
+        [&](long) { keep(xtensor_chain(xt::evaluation_strategy::lazy)); });
     report(title("element-wise chain, value", n).c_str(), values);
     print_against_fastest_hand(values, {0, 3}, 1);
 
@@ -363,20 +380,22 @@ void bench_logsumexp(std::size_t n) {
     const auto xs = uniform(n, -3.0, 3.0, 7);
     const xt::xtensor<double, 1> xt_xs = to_xtensor(xs);
     std::vector<double> g(n);
-    std::vector<contender> values{{"hand-written xsimd"},
-                                  {"nabla logsumexp(x)"},
-                                  {"nabla log(sum(exp(x - max)))"},
-                                  {"xtensor"},
-                                  {"hand-written, nabla's exp"}};
+    const auto xtensor_logsumexp = [&](auto strategy) {
+        const double m = xt::amax(xt_xs, strategy)();
+        return std::log(xt::sum(xt::exp(xt_xs - m), strategy)()) + m;
+    };
+    check_peer("xtensor", xtensor_logsumexp(xt::evaluation_strategy::immediate), f(xs));
+    check_peer("xtensor, lazy", xtensor_logsumexp(xt::evaluation_strategy::lazy), f(xs));
+    std::vector<contender> values{{"hand-written xsimd"},           {"nabla logsumexp(x)"},
+                                  {"nabla log(sum(exp(x - max)))"}, {"xtensor"},
+                                  {"hand-written, nabla's exp"},    {"xtensor, lazy"}};
     race(
         values, calls_for(n), rounds,
         [&](long) { keep(nabla_bench::hand::logsumexp_value(xs.data(), n)); },
         [&](long) { keep(f(xs)); }, [&](long) { keep(by_hand(xs)); },
-        [&](long) {
-            const double m = xt::amax(xt_xs)();
-            keep(std::log(xt::sum(xt::exp(xt_xs - m))()) + m);
-        },
-        [&](long) { keep(nabla_bench::hand::logsumexp_value<true>(xs.data(), n)); });
+        [&](long) { keep(xtensor_logsumexp(xt::evaluation_strategy::immediate)); },
+        [&](long) { keep(nabla_bench::hand::logsumexp_value<true>(xs.data(), n)); },
+        [&](long) { keep(xtensor_logsumexp(xt::evaluation_strategy::lazy)); });
     report(title("log-sum-exp, value", n).c_str(), values);
     print_against_fastest_hand(values, {0, 4}, 1);
 
@@ -833,6 +852,11 @@ void bench_heat(std::size_t n) {
             keep(xt_next(n / 2, n / 2));
         });
     report(square_title("heat step", n).c_str(), steps);
+    double xtensor_error = 0.0;
+    for (std::size_t k = 0; k < n * n; ++k)
+        xtensor_error = std::max(xtensor_error, std::abs(xt_next.data()[k] - hand_next.data()[k]));
+    if (xtensor_error > 1e-12)
+        std::printf("  MISMATCH: xtensor's step %.3g\n", xtensor_error);
 
     std::vector<contender> adjoints{{"hand-written xsimd"}, {"nabla"}};
     race(
