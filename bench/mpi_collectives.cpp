@@ -260,30 +260,35 @@ int main(int argc, char** argv) {
                                                                                 : " VALUES DIFFER");
         }
 
-        // The checks of collective calls (nabla::mpi::set_checking): allreduce of one active
+        // The checks (nabla::mpi::set_checking): an allreduce and a sendrecv ring of one active
         // variable and of n, recorded and swept, with and without them.
-        for (const std::size_t m : {std::size_t{1}, n}) {
-            std::vector<var> x(m), y(m);
-            nabla::tape<> t;
-            double seconds[2];
-            for (const bool on : {false, true}) {
-                nabla::mpi::set_checking(on);
-                seconds[on] = time(
-                    repetitions, [] {},
-                    [&] {
-                        auto recording = t.record();
-                        t.inputs(std::vector<double>(m, 1.0), x);
-                        mpi::allreduce(x, y, mpi::op::sum, comm());
-                        t.zero_adjoints();
-                        t.seed(y[0], 1.0);
-                        t.sweep();
-                    });
+        for (const bool ring : {false, true})
+            for (const std::size_t m : {std::size_t{1}, n}) {
+                std::vector<var> x(m), y(m);
+                nabla::tape<> t;
+                double seconds[2];
+                for (const bool on : {false, true}) {
+                    nabla::mpi::set_checking(on);
+                    seconds[on] = time(
+                        repetitions, [] {},
+                        [&] {
+                            auto recording = t.record();
+                            t.inputs(std::vector<double>(m, 1.0), x);
+                            if (ring)
+                                mpi::sendrecv(x, next, 0, y, previous, 0, comm());
+                            else
+                                mpi::allreduce(x, y, mpi::op::sum, comm());
+                            t.zero_adjoints();
+                            t.seed(y[0], 1.0);
+                            t.sweep();
+                        });
+                }
+                if (rank() == 0)
+                    std::printf("checks: %s of %zu active variables, recorded and swept: "
+                                "%.4f ms without, %.4f ms with (+%.4f ms)\n",
+                                ring ? "sendrecv ring" : "allreduce", m, seconds[0] * 1e3,
+                                seconds[1] * 1e3, (seconds[1] - seconds[0]) * 1e3);
             }
-            if (rank() == 0)
-                std::printf("checks: allreduce of %zu active variables, recorded and swept: "
-                            "%.4f ms without, %.4f ms with (+%.4f ms)\n",
-                            m, seconds[0] * 1e3, seconds[1] * 1e3, (seconds[1] - seconds[0]) * 1e3);
-        }
     }
     MPI_Finalize();
     return 0;

@@ -48,6 +48,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -89,8 +90,9 @@ public:
 // rank's buffer), and a mismatch is a nabla::mpi::error on every rank with both ranks' values.
 // The sweep's adjoint collectives are checked the same way, in the order the ranks sweep them.
 // A rank that waits longer than the timeout for the others to join (a rank that does not make
-// the call, or that sweeps alone) is told so by an error; MPI's state is unusable after it (end
-// the program with MPI_Abort). Turning checking off removes the extra collectives.
+// the call, or that sweeps alone), or in a sweep for a point-to-point peer, is told so by an
+// error; MPI's state is unusable after it (end the program with MPI_Abort). Turning checking off
+// removes the extra collectives.
 #ifndef NABLA_MPI_CHECKING
 #ifdef NDEBUG
 #define NABLA_MPI_CHECKING 0
@@ -427,9 +429,10 @@ inline std::unique_ptr<check_buffers>& check_memory() {
         buffers = std::make_unique<check_buffers>();
     return buffers;
 }
+// A check or a sweep's transfer given up on, with the memory MPI may still use.
 struct abandoned_check {
     MPI_Request request;
-    std::unique_ptr<check_buffers> buffers;
+    std::shared_ptr<void> buffers;
 };
 inline std::vector<abandoned_check>& abandoned_checks() {
     static thread_local std::vector<abandoned_check> checks;
@@ -442,26 +445,68 @@ inline void wait_for_abandoned_checks() {
     abandoned_checks().clear();
 }
 
-// Waits for a non-blocking check, at most the timeout.
-inline void wait_for_check(MPI_Request& request, const char* what) {
+// Calls `done` until it returns true or the timeout has passed; false after the timeout.
+template <class Done>
+bool within_timeout(Done done) {
     const auto start = std::chrono::steady_clock::now();
     const double timeout = checking_state().timeout_seconds;
-    for (int done = 0;;) {
-        check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test (nabla's check)");
-        if (done)
-            return;
+    while (!done()) {
         if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >
-            timeout) {
-            abandoned_checks().push_back({request, std::move(check_memory())});
-            fail(std::string(what) + ": waited " + std::to_string(static_cast<long>(timeout)) +
-                 " s for the other ranks of the communicator to make the same call (a rank that "
-                 "does not make it, a collective every rank makes or a sweep every rank that "
-                 "recorded makes as often as the others, leaves them waiting; so does a rank "
-                 "still computing or stopped in a debugger: nabla::mpi::set_checking's timeout). "
-                 "MPI cannot be used after this error: end the program with MPI_Abort");
-        }
+            timeout)
+            return false;
         std::this_thread::yield();
     }
+    return true;
+}
+
+inline std::string waited() {
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%g", checking_state().timeout_seconds);
+    return std::string(": waited ") + seconds + " s for ";
+}
+inline constexpr const char* after_timeout =
+    " (so does a rank still computing or stopped in a debugger: nabla::mpi::set_checking's "
+    "timeout). MPI cannot be used after this error: end the program with MPI_Abort";
+
+inline bool test(MPI_Request& request, const char* what) {
+    int done = 0;
+    check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what);
+    return done != 0;
+}
+
+// Waits for a non-blocking check, at most the timeout.
+inline void wait_for_check(MPI_Request& request, const char* what) {
+    if (within_timeout([&] { return test(request, "MPI_Test (nabla's check)"); }))
+        return;
+    abandoned_checks().push_back({request, std::move(check_memory())});
+    fail(std::string(what) + waited() +
+         "the other ranks of the communicator to make the same call (a rank that does not make "
+         "it, a collective every rank makes or a sweep every rank that recorded makes as often "
+         "as the others, leaves them waiting" +
+         after_timeout);
+}
+
+// The sweep's point-to-point transfers with checking on: a rank whose peer does not sweep the
+// other end of a message (it sweeps alone, or fewer times) is told so after the timeout.
+[[noreturn]] inline void sweep_peer_timeout(const char* what, int peer) {
+    fail(std::string(what) + waited() + "rank " + std::to_string(peer) +
+         " to sweep the other end of the message (the ranks a message went between sweep as "
+         "often as each other; a rank that sweeps alone, or not at all, leaves the other waiting" +
+         after_timeout);
+}
+
+// Completes a sweep's transfer to or from `peer`; with checking on, waits at most the timeout,
+// then gives the transfer up with `buffers`, the memory it uses.
+inline void
+sweep_wait(MPI_Request& request, std::shared_ptr<void> buffers, int peer, const char* what) {
+    if (!checking_state().on) {
+        check(MPI_Wait(&request, MPI_STATUS_IGNORE), what);
+        return;
+    }
+    if (within_timeout([&] { return test(request, what); }))
+        return;
+    abandoned_checks().push_back({request, std::move(buffers)});
+    sweep_peer_timeout(what, peer);
 }
 
 // With checking on: the ranks agree on the call in one MPI_Iallreduce of each field and its
@@ -1791,16 +1836,33 @@ wrong_count(const char* what, int source, int tag, int got, int count, layout sh
          " (buffers of one size on both sides, of active variables on both sides or on neither)");
 }
 
-// Receives exactly `count` plain numbers into `into`.
+// Receives exactly `count` plain numbers into `into`; in a sweep with checking on, waits for the
+// message at most the timeout.
 template <class E>
-received receive_exactly(
-    E* into, int count, int source, int tag, MPI_Comm comm, const char* what, layout shape = {}) {
+received receive_exactly(E* into,
+                         int count,
+                         int source,
+                         int tag,
+                         MPI_Comm comm,
+                         const char* what,
+                         layout shape = {},
+                         bool in_sweep = false) {
     using S = typename flat<E>::scalar;
     if (source == MPI_PROC_NULL)
         return from_nowhere();
     MPI_Message message;
     MPI_Status status;
-    check(MPI_Mprobe(source, tag, comm, &message, &status), "MPI_Mprobe");
+    if (in_sweep && checking_state().on) {
+        const bool arrived = within_timeout([&] {
+            int found = 0;
+            check(MPI_Improbe(source, tag, comm, &found, &message, &status), "MPI_Improbe");
+            return found != 0;
+        });
+        if (!arrived)
+            sweep_peer_timeout(what, source);
+    } else {
+        check(MPI_Mprobe(source, tag, comm, &message, &status), "MPI_Mprobe");
+    }
     int got = 0;
     check(MPI_Get_count(&status, datatype<S>(), &got), "MPI_Get_count");
     if (got != count) {
@@ -1813,7 +1875,8 @@ received receive_exactly(
 }
 
 // A send and a receive at once, as MPI_Sendrecv (the send started first, so that neither
-// waits for the other), with the received count checked.
+// waits for the other), with the received count checked. In a sweep with checking on, each
+// waits at most the timeout, the send from a copy that a transfer given up on keeps.
 template <class E>
 received send_receive(const E* send,
                       int send_count,
@@ -1825,19 +1888,52 @@ received send_receive(const E* send,
                       int receive_tag,
                       MPI_Comm comm,
                       const char* what,
-                      layout shape = {}) {
+                      layout shape = {},
+                      bool in_sweep = false) {
+    using S = typename flat<E>::scalar;
+    const bool timed = in_sweep && checking_state().on;
+    std::shared_ptr<std::vector<S>> copy;
+    const void* sent = send;
+    if (timed) {
+        const S* plain = reinterpret_cast<const S*>(send);
+        copy = std::make_shared<std::vector<S>>(plain, plain + send_count);
+        sent = copy->data();
+    }
     MPI_Request request;
-    check(MPI_Isend(send, send_count, wire_datatype<E>(), destination, send_tag, comm, &request),
+    check(MPI_Isend(sent, send_count, wire_datatype<E>(), destination, send_tag, comm, &request),
           "MPI_Isend");
     received from;
     try {
-        from = receive_exactly(receive, receive_count, source, receive_tag, comm, what, shape);
+        from = receive_exactly(receive, receive_count, source, receive_tag, comm, what, shape,
+                               in_sweep);
     } catch (...) {
-        MPI_Wait(&request, MPI_STATUS_IGNORE);
+        if (timed)
+            abandoned_checks().push_back({request, std::move(copy)});
+        else
+            MPI_Wait(&request, MPI_STATUS_IGNORE);
         throw;
     }
-    check(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
+    if (timed)
+        sweep_wait(request, std::move(copy), destination, what);
+    else
+        check(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
     return from;
+}
+
+// A sweep's blocking send of `count` plain numbers; with checking on, it waits at most the
+// timeout, from a copy that a transfer given up on keeps.
+template <class T>
+void sweep_send(const T* data, int count, int to, int tag, MPI_Comm comm, const char* what) {
+    using S = typename flat<T>::scalar;
+    const S* plain = reinterpret_cast<const S*>(data);
+    if (!checking_state().on) {
+        check(MPI_Send(plain, count, datatype<S>(), to, tag, comm), what);
+        return;
+    }
+    auto copy = std::make_shared<std::vector<S>>(plain, plain + count);
+    MPI_Request request;
+    check(MPI_Isend(copy->data(), count, datatype<S>(), to, tag, comm, &request), what);
+    sweep_wait(request, std::move(copy), to, what);
 }
 
 // The number a message of active variables of type T carries: below the largest tag, and exact
@@ -1895,8 +1991,8 @@ void send(const In& in, int destination, int tag, const communicator& c) {
                               number](T* adjoints, MPI_Comm adjoint) {
                                  const std::span<T> g = detail::scratch<T>(operands.size(), 2);
                                  detail::receive_exactly(g.data(), count, destination, number,
-                                                         adjoint,
-                                                         "the adjoint of nabla::mpi::send");
+                                                         adjoint, "the adjoint of nabla::mpi::send",
+                                                         {}, true);
                                  detail::add_adjoints(adjoints, operands, g.data());
                              });
     }
@@ -1929,9 +2025,8 @@ received recv(Out&& out, int source, int tag, const communicator& c) {
             detail::add_entry<T>(
                 *t, first, r.size(), c,
                 [first, count, to = from.source, number](T* adjoints, MPI_Comm adjoint) {
-                    detail::check(MPI_Send(adjoints + first, count, detail::wire_datatype<T>(), to,
-                                           number, adjoint),
-                                  "MPI_Send (the adjoint of recv)");
+                    detail::sweep_send(adjoints + first, count, to, number, adjoint,
+                                       "the adjoint of nabla::mpi::recv");
                 });
         return from;
     }
@@ -1991,10 +2086,10 @@ received sendrecv(const In& in,
                 const std::span<T> g = detail::scratch<T>(operands.size(), 2);
                 if (destination == MPI_PROC_NULL)
                     std::ranges::fill(g, T(0));  // nothing comes back
-                detail::send_receive(receives ? adjoints + first : nullptr,
-                                     receives ? receive_count : 0, back_to, got, g.data(),
-                                     destination != MPI_PROC_NULL ? send_count : 0, destination,
-                                     sent, adjoint, "the adjoint of nabla::mpi::sendrecv");
+                detail::send_receive(
+                    receives ? adjoints + first : nullptr, receives ? receive_count : 0, back_to,
+                    got, g.data(), destination != MPI_PROC_NULL ? send_count : 0, destination, sent,
+                    adjoint, "the adjoint of nabla::mpi::sendrecv", {}, true);
                 detail::add_adjoints(adjoints, operands, g.data());
             });
         return from;
@@ -2018,16 +2113,18 @@ struct request_state {
     bool pending = false;
 };
 
-// What an isend's or irecv's two tape entries share: the adjoint transfer and its buffer.
+// What an isend's or irecv's two tape entries share: the adjoint transfer, its buffer and the
+// rank at its other end.
 template <class T>
 struct adjoint_transfer {
     MPI_Request handle = MPI_REQUEST_NULL;
     std::vector<T> buffer;
+    int peer = MPI_PROC_NULL;
 };
 
 template <class T>
-void wait_for(adjoint_transfer<T>& a, const char* what) {
-    check(MPI_Wait(&a.handle, MPI_STATUS_IGNORE), what);
+void wait_for(const std::shared_ptr<adjoint_transfer<T>>& a, const char* what) {
+    sweep_wait(a->handle, a, a->peer, what);
 }
 
 // The tape an isend or irecv recorded on must still be the one recording at its wait.
@@ -2102,7 +2199,7 @@ request isend(const In& in, int destination, int tag, const communicator& c) {
             detail::add_entry<T>(
                 *t, 0, 0, c,
                 [operands = std::move(read.operands), transfer](T* adjoints, MPI_Comm) {
-                    detail::wait_for(*transfer, "MPI_Wait (the adjoint of isend)");
+                    detail::wait_for(transfer, "the adjoint of nabla::mpi::isend");
                     detail::add_adjoints(adjoints, operands, transfer->buffer.data());
                 });
             // The wait's place: start receiving them.
@@ -2111,6 +2208,7 @@ request isend(const In& in, int destination, int tag, const communicator& c) {
                 detail::check_same_recording(t, generation);
                 detail::add_entry<T>(
                     *t, 0, 0, c, [transfer, count, destination, number](T*, MPI_Comm adjoint) {
+                        transfer->peer = destination;
                         detail::check(MPI_Irecv(transfer->buffer.data(), count,
                                                 detail::wire_datatype<T>(), destination, number,
                                                 adjoint, &transfer->handle),
@@ -2151,7 +2249,7 @@ request irecv(Out&& out, int source, int tag, const communicator& c) {
             transfer = std::make_shared<detail::adjoint_transfer<T>>();
             // The start's place in the sweep: wait until the adjoints are sent.
             detail::add_entry<T>(*t, 0, 0, c, [transfer](T*, MPI_Comm) {
-                detail::wait_for(*transfer, "MPI_Wait (the adjoint of irecv)");
+                detail::wait_for(transfer, "the adjoint of nabla::mpi::irecv");
             });
         }
         state->complete = [values, transfer, t, generation = t != nullptr ? t->generation() : 0u, c,
@@ -2171,6 +2269,7 @@ request irecv(Out&& out, int source, int tag, const communicator& c) {
                                   number](T* adjoints, MPI_Comm adjoint) {
                                      transfer->buffer.assign(adjoints + first,
                                                              adjoints + first + n);
+                                     transfer->peer = to;
                                      detail::check(MPI_Isend(transfer->buffer.data(), count,
                                                              detail::wire_datatype<T>(), to, number,
                                                              adjoint, &transfer->handle),

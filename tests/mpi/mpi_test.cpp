@@ -708,3 +708,54 @@ TEST_CASE("checking: a rank that sweeps alone is told so within the timeout", "[
     MPI_Barrier(MPI_COMM_WORLD);
     mpi::set_checking(true);
 }
+
+TEST_CASE("checking: a rank whose peer does not sweep the other end of a message is told so",
+          "[mpi][checking]") {
+    if (ranks() < 2)
+        return;
+    mpi::set_checking(true, 0.5);
+    // Rank 0 sends, rank 1 receives; rank 0 sweeps alone: its adjoint of the send waits for
+    // adjoints rank 1 never sends.
+    if (rank() < 2) {
+        nabla::tape<> t;
+        auto recording = t.record();
+        std::vector<nabla::var> v{t.input(2.0)};
+        if (rank() == 0) {
+            mpi::send(v, 1, 11, world());
+            CHECK_THROWS_WITH(t.gradient(3.0 * v[0]),
+                              Catch::Contains("the adjoint of nabla::mpi::send: waited 0.5 s for "
+                                              "rank 1 to sweep the other end of the message"));
+        } else {
+            mpi::recv(v, 0, 11, world());
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    // The other way: rank 1 sweeps alone and its adjoint of the receive, a message too long for
+    // MPI to send before it is received, waits for rank 0. Rank 0's late sweep then receives it.
+    if (rank() < 2) {
+        nabla::tape<> t;
+        auto recording = t.record();
+        std::vector<nabla::var> v(100'000);
+        t.inputs(std::vector<double>(v.size(), 1.0), v);
+        if (rank() == 0) {
+            mpi::send(v, 1, 12, world());
+            MPI_Barrier(MPI_COMM_WORLD);
+            t.zero_adjoints();
+            t.seed(v[0], 3.0);
+            t.sweep();
+            CHECK(t.adjoint(v[0]) == 3.0 + 2.0);  // its own seed and rank 1's
+            CHECK(t.adjoint(v[1]) == 0.0);
+        } else {
+            mpi::recv(v, 0, 12, world());
+            CHECK_THROWS_WITH(t.gradient(2.0 * v[0]),
+                              Catch::Contains("the adjoint of nabla::mpi::recv: waited 0.5 s for "
+                                              "rank 0 to sweep the other end"));
+            MPI_Barrier(MPI_COMM_WORLD);
+            mpi::detail::wait_for_abandoned_checks();
+        }
+    } else {
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    mpi::set_checking(true);
+}
