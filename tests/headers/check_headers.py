@@ -6,7 +6,7 @@ Compiles, for each header under include/nabla/, a translation unit that includes
 one being included first fails here with the compiler's message.
 
 Usage: check_headers.py <c++ compiler> <include directory> [--skip=nabla/header.hpp ...]
-                       [extra compiler arguments...]
+                       [--skip=nabla/folder/ ...] [extra compiler arguments...]
 """
 
 import concurrent.futures
@@ -28,8 +28,11 @@ def main():
     compiler, include = sys.argv[1], pathlib.Path(sys.argv[2]).resolve()
     skip = {a[len("--skip="):] for a in sys.argv[3:] if a.startswith("--skip=")}
     extra = [a for a in sys.argv[3:] if not a.startswith("--skip=")]
+    def skipped(relative):
+        return relative in skip or any(s.endswith("/") and relative.startswith(s) for s in skip)
+
     headers = [h for h in sorted(include.glob("nabla/**/*.hpp"))
-               if h.relative_to(include).as_posix() not in skip]
+               if not skipped(h.relative_to(include).as_posix())]
     if not headers:
         print(f"no headers found under {include}/nabla")
         return 1

@@ -1,4 +1,4 @@
-#!/ usr / bin / env python3
+#!/usr/bin/env python3
 """No header includes one of a higher layer, and no rule is missing from the function list.
 
 nabla's headers are layered, lowest first (docs/design.md):
@@ -11,8 +11,8 @@ nabla's headers are layered, lowest first (docs/design.md):
   5 containers,  tensor/containers.hpp, tensor/matrix.hpp (xtensor as inputs and results),
     arrays       array/ (array expressions, their plans and fused loops)
   6 api          api/ (transformations of generic callables)
-  7 umbrellas    nabla.hpp, reverse.hpp, tensor.hpp, array.hpp, eigen.hpp, and mpi.hpp
-                 (differentiable MPI over the forward and reverse numbers)
+  7 umbrellas    nabla.hpp, reverse.hpp, tensor.hpp, array.hpp, eigen.hpp, and mpi.hpp with
+                 mpi/ (differentiable MPI over the forward and reverse numbers)
 
 A header may include headers of its own layer or lower ones. Every header must have a layer, so a
 new file is placed on purpose.
@@ -39,7 +39,7 @@ LAYERS = [
     ("tensor/", 5), ("array/", 5),
     ("api/", 6),
     ("nabla.hpp", 7), ("reverse.hpp", 7), ("tensor.hpp", 7), ("array.hpp", 7),
-    ("eigen.hpp", 7), ("mpi.hpp", 7),
+    ("eigen.hpp", 7), ("mpi.hpp", 7), ("mpi/", 7),
 ]
 
 #Rules whose overloads choose among rules by argument type or arity, written by hand per mode.
