@@ -4,6 +4,7 @@
 
 #include <array>
 #include <chrono>
+#include <concepts>
 #include <cstddef>
 #include <cstdio>
 #include <memory>
@@ -18,6 +19,7 @@
 #include "../config.hpp"  // first: it checks the language standard
 // clang-format on
 
+#include "combiners.hpp"
 #include "wire.hpp"
 
 namespace nabla::mpi {
@@ -94,6 +96,19 @@ long long element_code() {
     constexpr long long kind = std::is_floating_point_v<S> ? 0 : std::is_signed_v<S> ? 1 : 2;
     return static_cast<long long>(wire<E>::count) * 10000 + kind * 1000 +
            static_cast<long long>(sizeof(S)) * 10 + (is_active ? 1 : 0);
+}
+// The signature of a collective on `count` elements of type E (-1 where the ranks' counts may
+// differ), with its root and its reduction where it has them.
+template <class E>
+call_signature signature(collective operation, std::integral auto count, int root = -1) {
+    return {static_cast<long long>(operation), root, -1, element_code<E>(),
+            static_cast<long long>(count)};
+}
+template <class E>
+call_signature signature(collective operation, std::integral auto count, int root, op reduction) {
+    call_signature s = signature<E>(operation, count, root);
+    s.reduction = static_cast<long long>(reduction);
+    return s;
 }
 inline std::string describe(std::size_t field, long long v) {
     switch (field) {

@@ -55,6 +55,24 @@ void exchange_active(std::span<const active<T>> in,
                  });
 }
 
+// allgather, reduce_scatter and alltoall: plain and forward numbers go through `forward` as they
+// are, active variables through exchange_active, whose entry's sweep runs `adjoint` (generic over
+// the type of the adjoints).
+template <class E, class Forward, class Adjoint>
+void exchange(std::span<const E> in,
+              std::span<E> out,
+              const communicator& c,
+              Forward forward,
+              Adjoint adjoint) {
+    if constexpr (Flat<E>) {
+        std::vector<E> copy;
+        forward(apart(in, out, copy), out.data());
+    } else {
+        exchange_active<typename E::value_type>(in, out, true, c, std::move(forward),
+                                                std::move(adjoint));
+    }
+}
+
 inline std::vector<int> packed_displacements(std::span<const int> counts) {
     std::vector<int> d(counts.size());
     long long at = 0;
@@ -119,10 +137,7 @@ void allgather(const In& in, Out&& out, const communicator& c) {
     auto r = detail::as_span(out);
     constexpr const char* what = "nabla::mpi::allgather";
     const detail::collective_call call(
-        what, c.get(),
-        {static_cast<long long>(detail::collective::allgather), -1, -1, detail::element_code<E>(),
-         static_cast<long long>(i.size())},
-        [&] {
+        what, c.get(), detail::signature<E>(detail::collective::allgather, i.size()), [&] {
             detail::expect_size(what, "out", r.size(),
                                 i.size() * static_cast<std::size_t>(c.size()));
         });
@@ -133,31 +148,26 @@ void allgather(const In& in, Out&& out, const communicator& c) {
         detail::check(MPI_Allgather(send, count, type, receive, count, type, comm),
                       "MPI_Allgather");
     };
-    if constexpr (detail::Flat<E>) {
-        std::vector<E> copy;
-        forward(detail::apart(i, r, copy), r.data());
-    } else {
-        using T = typename E::value_type;
-        detail::exchange_active<T>(
-            i, r, true, c, forward, [count, p = c.size()](const T* w, T* g, MPI_Comm comm) {
-                // A reduce-scatter as an alltoall and a local sum: the bytes of the allgather,
-                // in 1.0 to 1.7 times its time with Open MPI 4.1, where MPI_Reduce_scatter_block
-                // took 4 times as long (bench/RESULTS.md).
-                using S = typename detail::flat<T>::scalar;
-                const auto block = static_cast<std::size_t>(count);
-                const std::span<T> all = detail::scratch<T>(
-                    block / detail::flat<T>::count * static_cast<std::size_t>(p), 3);
-                detail::check(MPI_Alltoall(w, count, detail::wire_datatype<T>(), all.data(), count,
-                                           detail::wire_datatype<T>(), comm),
-                              "MPI_Alltoall (the adjoint of allgather)");
-                const S* blocks = reinterpret_cast<const S*>(all.data());
-                S* sum = reinterpret_cast<S*>(g);
-                std::copy_n(blocks, block, sum);
-                for (int q = 1; q < p; ++q)
-                    for (std::size_t k = 0; k < block; ++k)
-                        sum[k] += blocks[static_cast<std::size_t>(q) * block + k];
-            });
-    }
+    detail::exchange<E>(
+        i, r, c, forward, [count, p = c.size()](const auto* w, auto* g, MPI_Comm comm) {
+            using T = std::remove_pointer_t<decltype(g)>;
+            // A reduce-scatter as an alltoall and a local sum: the bytes of the allgather,
+            // in 1.0 to 1.7 times its time with Open MPI 4.1, where MPI_Reduce_scatter_block
+            // took 4 times as long (bench/RESULTS.md).
+            using S = typename detail::flat<T>::scalar;
+            const auto block = static_cast<std::size_t>(count);
+            const std::span<T> all =
+                detail::scratch<T>(block / detail::flat<T>::count * static_cast<std::size_t>(p), 3);
+            detail::check(MPI_Alltoall(w, count, detail::wire_datatype<T>(), all.data(), count,
+                                       detail::wire_datatype<T>(), comm),
+                          "MPI_Alltoall (the adjoint of allgather)");
+            const S* blocks = reinterpret_cast<const S*>(all.data());
+            S* sum = reinterpret_cast<S*>(g);
+            std::copy_n(blocks, block, sum);
+            for (int q = 1; q < p; ++q)
+                for (std::size_t k = 0; k < block; ++k)
+                    sum[k] += blocks[static_cast<std::size_t>(q) * block + k];
+        });
 }
 
 template <buffer In, output_buffer Out>
@@ -169,10 +179,7 @@ void reduce_scatter(const In& in, Out&& out, const communicator& c) {
     auto r = detail::as_span(out);
     constexpr const char* what = "nabla::mpi::reduce_scatter";
     const detail::collective_call call(
-        what, c.get(),
-        {static_cast<long long>(detail::collective::reduce_scatter), -1, -1,
-         detail::element_code<E>(), static_cast<long long>(i.size())},
-        [&] {
+        what, c.get(), detail::signature<E>(detail::collective::reduce_scatter, i.size()), [&] {
             detail::expect_size(what, "in", i.size(),
                                 r.size() * static_cast<std::size_t>(c.size()));
         });
@@ -183,18 +190,12 @@ void reduce_scatter(const In& in, Out&& out, const communicator& c) {
         detail::check(MPI_Reduce_scatter_block(send, receive, count, type, MPI_SUM, comm),
                       "MPI_Reduce_scatter_block");
     };
-    if constexpr (detail::Flat<E>) {
-        std::vector<E> copy;
-        forward(detail::apart(i, r, copy), r.data());
-    } else {
-        using T = typename E::value_type;
-        detail::exchange_active<T>(
-            i, r, true, c, forward, [count](const T* w, T* g, MPI_Comm comm) {
-                detail::check(MPI_Allgather(w, count, detail::wire_datatype<T>(), g, count,
-                                            detail::wire_datatype<T>(), comm),
-                              "MPI_Allgather (the adjoint of reduce_scatter)");
-            });
-    }
+    detail::exchange<E>(i, r, c, forward, [count](const auto* w, auto* g, MPI_Comm comm) {
+        using T = std::remove_pointer_t<decltype(g)>;
+        detail::check(MPI_Allgather(w, count, detail::wire_datatype<T>(), g, count,
+                                    detail::wire_datatype<T>(), comm),
+                      "MPI_Allgather (the adjoint of reduce_scatter)");
+    });
 }
 
 template <buffer In, output_buffer Out>
@@ -207,10 +208,7 @@ void alltoall(const In& in, Out&& out, const communicator& c) {
     constexpr const char* what = "nabla::mpi::alltoall";
     const auto p = static_cast<std::size_t>(c.size());
     const detail::collective_call call(
-        what, c.get(),
-        {static_cast<long long>(detail::collective::alltoall), -1, -1, detail::element_code<E>(),
-         static_cast<long long>(i.size())},
-        [&] {
+        what, c.get(), detail::signature<E>(detail::collective::alltoall, i.size()), [&] {
             detail::expect_size(what, "out", r.size(), i.size());
             if (i.size() % p != 0)
                 detail::fail(std::string(what) + ": in holds " + std::to_string(i.size()) +
@@ -222,18 +220,12 @@ void alltoall(const In& in, Out&& out, const communicator& c) {
     auto forward = [count, type, comm = c.get()](const void* send, void* receive) {
         detail::check(MPI_Alltoall(send, count, type, receive, count, type, comm), "MPI_Alltoall");
     };
-    if constexpr (detail::Flat<E>) {
-        std::vector<E> copy;
-        forward(detail::apart(i, r, copy), r.data());
-    } else {
-        using T = typename E::value_type;
-        detail::exchange_active<T>(
-            i, r, true, c, forward, [count](const T* w, T* g, MPI_Comm comm) {
-                detail::check(MPI_Alltoall(w, count, detail::wire_datatype<T>(), g, count,
-                                           detail::wire_datatype<T>(), comm),
-                              "MPI_Alltoall (the adjoint of alltoall)");
-            });
-    }
+    detail::exchange<E>(i, r, c, forward, [count](const auto* w, auto* g, MPI_Comm comm) {
+        using T = std::remove_pointer_t<decltype(g)>;
+        detail::check(MPI_Alltoall(w, count, detail::wire_datatype<T>(), g, count,
+                                   detail::wire_datatype<T>(), comm),
+                      "MPI_Alltoall (the adjoint of alltoall)");
+    });
 }
 
 // gatherv: rank r's in (counts[r] elements) to the root's out at displacements[r] (packed in rank
@@ -256,10 +248,7 @@ void gatherv(const In& in,
     std::vector<int> wire_counts, wire_displacements, d;
     int count = 0;
     const detail::collective_call call(
-        what, c.get(),
-        {static_cast<long long>(detail::collective::gatherv), root, -1, detail::element_code<E>(),
-         -1},
-        [&] {
+        what, c.get(), detail::signature<E>(detail::collective::gatherv, -1, root), [&] {
             detail::check_rank(what, "root", root, c.size(), detail::peer::root);
             if (is_root) {
                 d = detail::blocks(what, counts, displacements, c.size(), root, "out", r.size(),
@@ -374,10 +363,7 @@ void scatterv(const In& in,
     std::vector<int> wire_counts, wire_displacements, d, block_counts;
     int count = 0;
     const detail::collective_call call(
-        what, c.get(),
-        {static_cast<long long>(detail::collective::scatterv), root, -1, detail::element_code<E>(),
-         -1},
-        [&] {
+        what, c.get(), detail::signature<E>(detail::collective::scatterv, -1, root), [&] {
             detail::check_rank(what, "root", root, c.size(), detail::peer::root);
             if (is_root) {
                 d = detail::blocks(what, counts, displacements, c.size(), root, "in", i.size(),

@@ -31,10 +31,7 @@ void bcast(B&& buffer, int root, const communicator& c) {
     constexpr const char* what = "nabla::mpi::bcast";
     int count = 0;
     const detail::collective_call call(
-        what, c.get(),
-        {static_cast<long long>(detail::collective::bcast), root, -1, detail::element_code<E>(),
-         static_cast<long long>(b.size())},
-        [&] {
+        what, c.get(), detail::signature<E>(detail::collective::bcast, b.size(), root), [&] {
             detail::check_rank(what, "root", root, c.size(), detail::peer::root);
             count = detail::count_of<E>(b.size(), what);
         });
@@ -260,9 +257,7 @@ void allreduce(const In& in, Out&& out, op o, const communicator& c) {
     auto r = detail::as_span(out);
     constexpr const char* what = "nabla::mpi::allreduce";
     const detail::collective_call call(
-        what, c.get(),
-        {static_cast<long long>(detail::collective::allreduce), -1, static_cast<long long>(o),
-         detail::element_code<E>(), static_cast<long long>(i.size())},
+        what, c.get(), detail::signature<E>(detail::collective::allreduce, i.size(), -1, o),
         [&] { detail::expect_size(what, "out", r.size(), i.size()); });
     if constexpr (detail::Flat<E>) {
         const auto how = detail::reduction_of<E>(i.size(), o, what);
@@ -304,10 +299,7 @@ void reduce(const In& in, Out&& out, op o, int root, const communicator& c) {
     auto r = detail::as_span(out);
     constexpr const char* what = "nabla::mpi::reduce";
     const detail::collective_call call(
-        what, c.get(),
-        {static_cast<long long>(detail::collective::reduce), root, static_cast<long long>(o),
-         detail::element_code<E>(), static_cast<long long>(i.size())},
-        [&] {
+        what, c.get(), detail::signature<E>(detail::collective::reduce, i.size(), root, o), [&] {
             detail::check_rank(what, "root", root, c.size(), detail::peer::root);
             if (c.rank() == root)
                 detail::expect_size(what, "out (on the root)", r.size(), i.size());
