@@ -6,7 +6,9 @@
 // formulas), negative x (parity, integer orders only), x below 1e-10 (the leading terms of the
 // power series), x beyond max(25, v^2) for J and Y and max(700, v^2) for I and K (Hankel's
 // expansion, with the phase x - (v/2 + 1/4) pi split so that x itself is reduced exactly) and at
-// 0 and infinity. Edge conventions are in docs/conventions.md.
+// 0 and infinity. And the spherical Bessel functions j_n, y_n (sph_bessel, sph_neumann) of a
+// constant integer index n, for every integer n and real x, with sinc(x) = j_0(x).
+// Edge conventions are in docs/conventions.md.
 
 #include <array>
 #include <cmath>
@@ -17,7 +19,8 @@
 
 #include "rule.hpp"
 #include "series.hpp"
-#include "special_functions.hpp"
+#include "series_number.hpp"
+#include "trig.hpp"
 
 namespace nabla::rules {
 
@@ -283,5 +286,207 @@ NABLA_LANE_BY_LANE(cyl_bessel_j_rule)
 NABLA_LANE_BY_LANE(cyl_neumann_rule)
 NABLA_LANE_BY_LANE(cyl_bessel_i_rule)
 NABLA_LANE_BY_LANE(cyl_bessel_k_rule)
+
+namespace detail {
+
+// The spherical Bessel functions j_n and y_n for every integer n and real x, from libstdc++'s
+// (which takes n >= 0 and x >= 0 and throws otherwise): j_n(-x) = (-1)^n j_n(x),
+// y_n(-x) = (-1)^(n+1) y_n(x), j_(-m-1) = (-1)^(m+1) y_m and y_(-m-1) = (-1)^m j_m. j_(-1) and
+// y_(-1) close the derivative recurrence at n = 0. Both tend to 0 at infinity; y_n(0) = -inf.
+// j_n(x) and y_n(x) for 0 < x < 1/4 from their power series in -x^2 / 2 (libstdc++'s lose every
+// digit below about 1e-50 and throw on subnormal x):
+//   j_n = x^n / (2n+1)!! sum_k (-x^2/2)^k / (k! (2n+3)(2n+5)...(2n+2k+1)),
+//   y_n = -(2n-1)!! / x^(n+1) sum_k (-x^2/2)^k / (k! (1-2n)(3-2n)...(2k-1-2n)).
+template <class T>
+T spherical_near_zero(int n, T x, bool neumann) {
+    T scale = neumann ? -T(1) / x : T(1);
+    for (int i = 1; i <= n; ++i)
+        scale *= neumann ? T(2 * i - 1) / x : x / T(2 * i + 1);
+    const T h = -x * x / T(2);
+    T term = T(1), sum = T(1);
+    for (int k = 1; k < 60; ++k) {
+        term *= h / (T(k) * T(neumann ? 2 * k - 1 - 2 * n : 2 * n + 2 * k + 1));
+        sum += term;
+        if (std::abs(term) <= std::numeric_limits<T>::epsilon() * std::abs(sum) / T(4))
+            break;
+    }
+    return scale * sum;
+}
+
+// j_n(x) and y_n(x) for x > n (n + 1) from their exact finite expansions in 1/x, whose terms
+// decrease there (libstdc++'s lose digits beyond x = 1000, 3e-9 at 1e4, and throw beyond 1e5):
+//   j_n = (sin(x - n pi/2) P + cos(x - n pi/2) Q) / x,   y_n = (sin(x - n pi/2) Q - cos(...) P) /
+//   x,
+// P and Q the even and odd terms of sum_k (-1)^floor(k/2) a_k / x^k, a_k = (n+k)! / (2^k k!
+// (n-k)!).
+template <class T>
+T spherical_far(int n, T x, bool neumann) {
+    T p = T(0), q = T(0), a = T(1), power = T(1);
+    for (int k = 0; k <= n; ++k) {
+        if (k > 0) {
+            a *= T(n + k) * T(n - k + 1) / T(2 * k);
+            power /= x;
+        }
+        const T term = (k / 2) % 2 == 0 ? a * power : -(a * power);
+        (k % 2 == 0 ? p : q) += term;
+    }
+    // sin(x - n pi/2) and cos(x - n pi/2) by the quadrant, exact for every x.
+    const T sine = std::sin(x), cosine = std::cos(x);
+    const T shifted_sin[4] = {sine, -cosine, -sine, cosine};
+    const T shifted_cos[4] = {cosine, sine, -cosine, -sine};
+    const T sn = shifted_sin[n % 4], cs = shifted_cos[n % 4];
+    return (neumann ? sn * q - cs * p : sn * p + cs * q) / x;
+}
+
+template <class T>
+T sph_neumann(int n, T x);
+template <class T>
+T sph_bessel(int n, T x) {
+    if (n < 0) {
+        const int m = -n - 1;
+        const T y = sph_neumann(m, x);
+        return m % 2 == 0 ? -y : y;
+    }
+    if (std::isnan(x))
+        return x;
+    if (x < T(0)) {
+        const T v = sph_bessel(n, -x);
+        return n % 2 == 0 ? v : -v;
+    }
+    if (std::isinf(x))
+        return T(0);
+    if (x < T(0.25))
+        return x == T(0) ? T(n == 0 ? 1 : 0) : spherical_near_zero(n, x, false);
+    if (x > T(n) * T(n + 1))
+        return spherical_far(n, x, false);
+    return std::sph_bessel(static_cast<unsigned>(n), x);
+}
+template <class T>
+T sph_neumann(int n, T x) {
+    if (n < 0) {
+        const int m = -n - 1;
+        const T j = sph_bessel(m, x);
+        return m % 2 == 0 ? j : -j;
+    }
+    if (std::isnan(x))
+        return x;
+    if (x < T(0)) {
+        const T v = sph_neumann(n, -x);
+        return n % 2 == 0 ? -v : v;
+    }
+    if (x == T(0))
+        return -std::numeric_limits<T>::infinity();
+    if (std::isinf(x))
+        return T(0);
+    if (x < T(0.25))
+        return spherical_near_zero(n, x, true);
+    if (x > T(n) * T(n + 1))
+        return spherical_far(n, x, true);
+    return std::sph_neumann(static_cast<unsigned>(n), x);
+}
+
+// The Taylor series of j_n(u) or y_n(u) from f_n' = (n f_(n-1) - (n+1) f_(n+1)) / (2n + 1), the
+// derivative series of order K-1 by the same recurrence on the neighbouring indices.
+template <class Rule, class T, std::size_t K>
+constexpr std::array<T, K + 1> spherical_series(int n, const std::array<T, K + 1>& u) {
+    const T y = Rule::value(n, u[0]);
+    if constexpr (K == 0) {
+        return {y};
+    } else {
+        const auto lower = series::truncate<K - 1>(u);
+        auto derivative = spherical_series<Rule, T, K - 1>(n + 1, lower);
+        for (auto& c : derivative)
+            c *= -T(n + 1);
+        if (n != 0) {
+            const auto below = spherical_series<Rule, T, K - 1>(n - 1, lower);
+            for (std::size_t k = 0; k < K; ++k)
+                derivative[k] += T(n) * below[k];
+        }
+        for (auto& c : derivative)
+            c /= T(2 * n + 1);
+        return series::integrate(y, u, derivative);
+    }
+}
+
+}  // namespace detail
+
+// The spherical Bessel functions j_n(x) and y_n(x) (std::sph_bessel and std::sph_neumann,
+// extended to every integer n and real x), and sinc(x) = j_0(x).
+template <Number N, Number X>
+requires(std::is_arithmetic_v<N>&& std::is_arithmetic_v<X>) auto sph_bessel(const N& n,
+                                                                            const X& x) {
+    return detail::sph_bessel(detail::index_of(n), static_cast<detail::real_t<X>>(x));
+}
+template <Number N, Number X>
+requires(std::is_arithmetic_v<N>&& std::is_arithmetic_v<X>) auto sph_neumann(const N& n,
+                                                                             const X& x) {
+    return detail::sph_neumann(detail::index_of(n), static_cast<detail::real_t<X>>(x));
+}
+
+// sin(x) / x, 1 at 0 (where sin(x) = x in floating point for |x| < 1e-8, so that no series is
+// needed near 0) and 0 at infinity.
+template <Number X>
+requires std::is_arithmetic_v<X>
+auto sinc(const X& x_in) {
+    using T = detail::real_t<X>;
+    const T x = x_in;
+    if (x == T(0))
+        return T(1);
+    return std::isinf(x) ? T(0) : std::sin(x) / x;
+}
+
+// The spherical Bessel functions j_n(x) and y_n(x) of a constant integer index n:
+// f_n' = (n f_(n-1) - (n+1) f_(n+1)) / (2n + 1), free of the 1/x of the other recurrences, so
+// that j_n' is exact at x = 0. The strong zero keeps n f_(n-1) at 0 for n = 0, where j_(-1)(0)
+// is infinite.
+// The rule of j_n (Neumann = false) or y_n: the two differ only in their function.
+template <bool Neumann>
+struct spherical_function {
+    static constexpr const char* name = Neumann ? "sph_neumann" : "sph_bessel";
+    static constexpr std::size_t arity = 2;
+    template <class N, class X>
+    static constexpr auto value(const N& n, const X& x) {
+        if constexpr (Neumann)
+            return sph_neumann(n, x);
+        else
+            return sph_bessel(n, x);
+    }
+    template <std::size_t I, class Y, class N, class X>
+    static constexpr auto partial(const Y&, const N& n, const X& x) {
+        static_assert(I == 1, "nabla: the index n of sph_bessel(n, x) and sph_neumann(n, x) is an "
+                              "integer constant and has no derivative");
+        return (mul_strong_zero(n, value(n - one, x)) - (n + one) * value(n + one, x)) /
+               (two * n + one);
+    }
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(int n, const std::array<T, K + 1>& u) {
+        return detail::spherical_series<spherical_function, T, K>(n, u);
+    }
+};
+struct sph_bessel_rule : spherical_function<false> {};
+struct sph_neumann_rule : spherical_function<true> {};
+
+// sinc(x) = sin(x) / x = j_0(x): sinc' = -j_1(x), which is exact at 0 where
+// (x cos x - sin x) / x^2 divides 0 by 0.
+struct sinc_rule {
+    static constexpr const char* name = "sinc";
+    static constexpr std::size_t arity = 1;
+    template <class X>
+    static constexpr auto value(const X& x) {
+        return sinc(x);
+    }
+    template <std::size_t I, class Y, class X>
+    static constexpr auto partial(const Y&, const X& x) {
+        return -sph_bessel(detail::constant_index<1>(x), x);
+    }
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& u) {
+        return detail::spherical_series<sph_bessel_rule, T, K>(0, u);
+    }
+};
+
+NABLA_LANE_BY_LANE(sph_bessel_rule)
+NABLA_LANE_BY_LANE(sph_neumann_rule)
+NABLA_LANE_BY_LANE(sinc_rule)
 
 }  // namespace nabla::rules

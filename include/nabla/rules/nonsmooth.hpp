@@ -1,6 +1,6 @@
 #pragma once
-// Functions with kinks or jumps: abs, sign, min/max, floor/ceil/round/trunc, and the piecewise
-// constant weights that carry min/max derivatives.
+// Functions with kinks or jumps: abs, sign, min/max, floor/ceil/round/trunc, fmod, and the
+// piecewise constant weights that carry min/max derivatives.
 //
 // Conventions (docs/conventions.md): abs'(0) = 0 (sign(0) = 0, the centre of the subgradient
 // [-1, 1]); at a tie min and max give each operand half of the derivative; floor, ceil, round,
@@ -10,8 +10,10 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <type_traits>
 
 #include "rule.hpp"
+#include "series_number.hpp"
 
 namespace nabla::rules {
 
@@ -244,5 +246,34 @@ template <>
 inline constexpr double lanes_limit<round_rule> = 4503599627370496.0;
 template <>
 inline constexpr double lanes_limit<trunc_rule> = 4503599627370496.0;
+
+// (fmod's plain-number function, which its rule calls.)
+template <Number A, Number B>
+requires(std::is_arithmetic_v<A>&& std::is_arithmetic_v<B>) auto fmod(const A& x, const B& y) {
+    using T = std::common_type_t<detail::real_t<A>, detail::real_t<B>>;
+    return std::fmod(T(x), T(y));
+}
+
+// fmod(x, y) = x - n y with n = trunc(x / y): d/dx = 1, d/dy = -n, the quotient read back from
+// the exact remainder r as round((x - r) / y) (trunc(x / y) rounds: fmod(1, 0.1) has n = 9, while
+// 1 / 0.1 is 10). At a jump (r = 0) the derivative is that of the side r lies on.
+struct fmod_rule {
+    static constexpr const char* name = "fmod";
+    static constexpr std::size_t arity = 2;
+    template <class A, class B>
+    static constexpr auto value(const A& x, const B& y) {
+        return fmod(x, y);
+    }
+    template <std::size_t I, class Y, class A, class B>
+    static constexpr auto partial(const Y& r, const A& x, const B& y) {
+        using std::round;
+        if constexpr (I == 0)
+            return one;
+        else
+            return -round((x - r) / y);
+    }
+};
+
+NABLA_LANE_BY_LANE(fmod_rule)
 
 }  // namespace nabla::rules

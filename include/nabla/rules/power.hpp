@@ -1,6 +1,7 @@
 #pragma once
 // Roots and powers: sqrt, cbrt, pow with a real exponent (expression or number), pow with an
-// integer exponent, hypot.
+// integer exponent, hypot, and sqrt1pm1 and powm1 (sqrt(1 + x) - 1 and x^y - 1 without the
+// cancellation near 0).
 
 #include <algorithm>
 #include <array>
@@ -13,6 +14,7 @@
 #include "exp_log.hpp"
 #include "rule.hpp"
 #include "series.hpp"
+#include "series_number.hpp"
 
 namespace nabla::rules {
 
@@ -233,5 +235,53 @@ template <>
 inline constexpr bool native_value_on_lanes<cbrt_rule> = false;
 template <>
 inline constexpr bool cheap_partials<sqrt_rule> = true;
+
+// (powm1's plain-number function, which its rule calls.)
+template <Number A, Number B>
+requires(std::is_arithmetic_v<A>&& std::is_arithmetic_v<B>) auto powm1(const A& x, const B& y) {
+    using T = std::common_type_t<detail::real_t<A>, detail::real_t<B>>;
+    // exp(y log x) - 1 without the cancellation near x^y = 1; a base <= 0 as pow.
+    if (x > A(0))
+        return std::expm1(T(y) * std::log(T(x)));
+    return std::pow(T(x), T(y)) - T(1);
+}
+
+// sqrt(1 + x) - 1, as x / (sqrt(1 + x) + 1): accurate for small x, where the difference loses
+// every digit. Its derivative 1 / (2 sqrt(1 + x)).
+struct sqrt1pm1_rule {
+    static constexpr const char* name = "sqrt1pm1";
+    static constexpr std::size_t arity = 1;
+    template <class X>
+    static constexpr auto value(const X& x) {
+        using std::sqrt;
+        return x / (sqrt(X(1) + x) + X(1));
+    }
+    template <std::size_t I, class Y, class X>
+    static constexpr auto partial(const Y&, const X& x) {
+        using std::sqrt;
+        return one / (two * sqrt(one + x));
+    }
+};
+
+// x^y - 1, accurate where x^y is near 1: d/dx = y x^(y-1), d/dy = x^y log x = (1 + y) log x.
+struct powm1_rule {
+    static constexpr const char* name = "powm1";
+    static constexpr std::size_t arity = 2;
+    template <class A, class B>
+    static constexpr auto value(const A& x, const B& y) {
+        return powm1(x, y);
+    }
+    template <std::size_t I, class Y, class A, class B>
+    static constexpr auto partial(const Y& r, const A& x, const B& y) {
+        using std::log;
+        using std::pow;
+        if constexpr (I == 0)
+            return y * pow(x, y - one);
+        else
+            return (r + one) * log(x);
+    }
+};
+
+NABLA_LANE_BY_LANE(powm1_rule)
 
 }  // namespace nabla::rules

@@ -309,4 +309,25 @@ NABLA_HOST_DEVICE constexpr std::common_type_t<A, B> fmax_weight(const A& a, con
     return fmin_weight(-a, -b);
 }
 
+namespace detail {
+
+// The index n of f(n, x) as an int: an array expression evaluates its constants as floating-point
+// lanes.
+template <class N>
+constexpr int index_of(const N& n) {
+    return static_cast<int>(n);
+}
+
+// The constant index N of an indexed function called inside a rule: an int next to numbers, the
+// exact literal next to expressions (as order_zero).
+template <int N, class X>
+constexpr auto constant_index(const X&) {
+    if constexpr (Number<X>)
+        return N;
+    else
+        return literal<N>{};
+}
+
+}  // namespace detail
+
 }  // namespace nabla::rules

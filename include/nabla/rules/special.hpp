@@ -1,12 +1,13 @@
 #pragma once
 // Special functions: erf, erfc, tgamma, lgamma and the polygamma family that their derivatives
-// need (digamma = polygamma(0, x)).
+// need (digamma = polygamma(0, x)), and the exponential integral Ei (expint).
 
 #include <array>
 #include <cmath>
 #include <cstddef>
 #include <limits>
 #include <numbers>
+#include <type_traits>
 
 #include "rule.hpp"
 #include "series.hpp"
@@ -273,5 +274,37 @@ template <>
 inline constexpr double lanes_limit<erf_rule> = 26.0;
 template <>
 inline constexpr double lanes_limit<erfc_rule> = 26.0;
+
+// (Ei's plain-number function, which its rule calls.)
+template <Number X>
+requires std::is_arithmetic_v<X>
+auto expint(const X& x) {
+    // (libstdc++ gives NaN at +inf.)
+    using T = decltype(std::expint(x));
+    return T(x) == std::numeric_limits<T>::infinity() ? T(x) : std::expint(x);
+}
+
+// The exponential integral Ei(x) (std::expint): Ei' = e^x / x. Ei(0) = -inf, its derivative +inf
+// there; for x < 0, Ei(x) = -E1(-x).
+struct expint_rule {
+    static constexpr const char* name = "expint";
+    static constexpr std::size_t arity = 1;
+    template <class X>
+    static constexpr auto value(const X& x) {
+        return expint(x);
+    }
+    template <std::size_t I, class Y, class X>
+    static constexpr auto partial(const Y&, const X& x) {
+        using std::exp;
+        return exp(x) / x;
+    }
+};
+
+// On lanes: the standard library's Ei lane by lane; its partial e^x / x is native.
+template <>
+inline constexpr bool native_value_on_lanes<expint_rule> = false;
+// (exp on lanes must not see beyond 700: rules/rule.hpp.)
+template <>
+inline constexpr double lanes_limit<expint_rule> = 700.0;
 
 }  // namespace nabla::rules

@@ -1,13 +1,18 @@
 #pragma once
-// Trigonometric functions and their inverses.
+// Trigonometric functions and their inverses, and sin_pi(x) = sin(pi x) and cos_pi(x) = cos(pi x)
+// with the argument reduced exactly.
 
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <limits>
+#include <numbers>
+#include <type_traits>
 
 #include "arithmetic.hpp"
 #include "rule.hpp"
 #include "series.hpp"
+#include "series_number.hpp"
 
 namespace nabla::rules {
 
@@ -179,5 +184,92 @@ template <>
 inline constexpr double lanes_limit<cos_rule> = 1e8;
 template <>
 inline constexpr double lanes_limit<tan_rule> = 1e8;
+
+namespace detail {
+
+// sin(pi x) and cos(pi x) with the argument reduced exactly (x - 2 round(x / 2) is exact in
+// floating point), so that sin_pi(n) is exactly 0 and cos_pi(n + 1/2) exactly 0 for every integer
+// n, where sin(pi * x) is off by the rounding of pi * x (sin(pi * 1e10) = -2.2e-6).
+template <class T>
+T sin_pi(T x) {
+    if (!std::isfinite(x))
+        return std::numeric_limits<T>::quiet_NaN();
+    const T r = x - T(2) * std::round(x / T(2));  // in [-1, 1]
+    // sin(pi r) on [-1, 1] by symmetry from [-1/2, 1/2] (sin(pi (1 - r)) = sin(pi r)).
+    const T folded = r > T(0.5) ? T(1) - r : (r < T(-0.5) ? T(-1) - r : r);
+    if (folded == T(0))
+        return std::copysign(T(0), x);
+    return std::sin(std::numbers::pi_v<T> * folded);
+}
+template <class T>
+T cos_pi(T x) {
+    if (!std::isfinite(x))
+        return std::numeric_limits<T>::quiet_NaN();
+    const T r = std::abs(x - T(2) * std::round(x / T(2)));  // in [0, 1]
+    if (r == T(0.5))
+        return T(0);
+    // cos(pi r) = sin(pi (1/2 - r)), exact in its argument for r in [0, 1].
+    return std::sin(std::numbers::pi_v<T> * (T(0.5) - r));
+}
+
+}  // namespace detail
+
+// The plain-number functions the rules call (for expressions, dual and Taylor numbers, which an
+// active dual number's value is, argument-dependent lookup finds nabla's, from the function list).
+template <Number X>
+requires std::is_arithmetic_v<X>
+auto sin_pi(const X& x) {
+    return detail::sin_pi(static_cast<detail::real_t<X>>(x));
+}
+template <Number X>
+requires std::is_arithmetic_v<X>
+auto cos_pi(const X& x) {
+    return detail::cos_pi(static_cast<detail::real_t<X>>(x));
+}
+
+struct sin_pi_rule {
+    static constexpr const char* name = "sin_pi";
+    static constexpr std::size_t arity = 1;
+    template <class X>
+    static constexpr auto value(const X& x) {
+        return sin_pi(x);
+    }
+    template <std::size_t I, class Y, class X>
+    static constexpr auto partial(const Y&, const X& x) {
+        return pi * cos_pi(x);
+    }
+    // sin(pi u): the sine-cosine pair on pi u, with the exactly reduced values.
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& u) {
+        std::array<T, K + 1> scaled = u;
+        for (auto& c : scaled)
+            c *= std::numbers::pi_v<T>;
+        return series::sine_cosine<false>(T(sin_pi(u[0])), T(cos_pi(u[0])), scaled)[0];
+    }
+};
+
+struct cos_pi_rule {
+    static constexpr const char* name = "cos_pi";
+    static constexpr std::size_t arity = 1;
+    template <class X>
+    static constexpr auto value(const X& x) {
+        return cos_pi(x);
+    }
+    template <std::size_t I, class Y, class X>
+    static constexpr auto partial(const Y&, const X& x) {
+        return -(pi * sin_pi(x));
+    }
+    template <class T, std::size_t K>
+    static constexpr std::array<T, K + 1> series(const std::array<T, K + 1>& u) {
+        std::array<T, K + 1> scaled = u;
+        for (auto& c : scaled)
+            c *= std::numbers::pi_v<T>;
+        return series::sine_cosine<false>(T(sin_pi(u[0])), T(cos_pi(u[0])), scaled)[1];
+    }
+};
+
+// Lane by lane on SIMD lanes: the exact reduction has no SIMD form.
+NABLA_LANE_BY_LANE(sin_pi_rule)
+NABLA_LANE_BY_LANE(cos_pi_rule)
 
 }  // namespace nabla::rules

@@ -21,7 +21,7 @@
 #include "rule.hpp"
 #include "series.hpp"
 #include "special.hpp"
-#include "special_functions.hpp"
+#include "trig.hpp"
 
 namespace nabla::rules {
 
