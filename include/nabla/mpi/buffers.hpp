@@ -3,6 +3,7 @@
 // forward numbers or active variables.
 
 #include <array>
+#include <functional>
 #include <ranges>
 #include <span>
 #include <type_traits>

@@ -1,6 +1,7 @@
 #pragma once
-// nabla/mpi/checking.hpp: the checks of collective calls (set_checking): the ranks agree on each
-// call, and a rank that waits for the others longer than the timeout is told so.
+// nabla/mpi/checking.hpp: the checks (set_checking): the ranks agree on each collective call, and
+// a rank that waits longer than the timeout for the others, at a check or at a point-to-point
+// transfer of the sweep, is told so.
 
 #include <array>
 #include <chrono>
@@ -8,6 +9,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <thread>
@@ -147,30 +149,46 @@ inline std::unique_ptr<check_buffers>& check_memory() {
         buffers = std::make_unique<check_buffers>();
     return buffers;
 }
-// A check or a sweep's transfer given up on, with the memory MPI may still use.
+// A check or a sweep's transfer given up on, with the memory MPI may still use. Kept for the
+// process, not the thread: the thread that gave it up may end while MPI still writes there.
 struct abandoned_check {
     MPI_Request request;
     std::shared_ptr<void> buffers;
 };
-inline std::vector<abandoned_check>& abandoned_checks() {
-    static thread_local std::vector<abandoned_check> checks;
-    return checks;
+struct abandoned_list {
+    std::mutex lock;
+    std::vector<abandoned_check> checks;
+};
+inline abandoned_list& abandoned() {
+    static abandoned_list list;
+    return list;
+}
+inline void abandon(MPI_Request& request, std::shared_ptr<void> buffers) {
+    abandoned_list& a = abandoned();
+    const std::lock_guard<std::mutex> hold(a.lock);
+    a.checks.push_back({request, std::move(buffers)});
+    request = MPI_REQUEST_NULL;  // the list's now
 }
 // Completes them, once the other ranks have joined (the tests of the timeout use it).
 inline void wait_for_abandoned_checks() {
-    for (abandoned_check& a : abandoned_checks())
-        MPI_Wait(&a.request, MPI_STATUS_IGNORE);
-    abandoned_checks().clear();
+    std::vector<abandoned_check> checks;
+    {
+        abandoned_list& a = abandoned();
+        const std::lock_guard<std::mutex> hold(a.lock);
+        checks.swap(a.checks);
+    }
+    for (abandoned_check& c : checks)
+        MPI_Wait(&c.request, MPI_STATUS_IGNORE);
 }
 
-// Calls `done` until it returns true or the timeout has passed; false after the timeout.
+using steady_clock = std::chrono::steady_clock;
+
+// Calls `done` until it returns true or the timeout since `start` has passed; false after it.
 template <class Done>
-bool within_timeout(Done done) {
-    const auto start = std::chrono::steady_clock::now();
+bool within_timeout(Done done, steady_clock::time_point start = steady_clock::now()) {
     const double timeout = checking_state().timeout_seconds;
     while (!done()) {
-        if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >
-            timeout)
+        if (std::chrono::duration<double>(steady_clock::now() - start).count() > timeout)
             return false;
         std::this_thread::yield();
     }
@@ -183,7 +201,7 @@ inline std::string waited() {
     return std::string(": waited ") + seconds + " s for ";
 }
 inline constexpr const char* after_timeout =
-    " (so does a rank still computing or stopped in a debugger: nabla::mpi::set_checking's "
+    "; so does a rank still computing or stopped in a debugger: nabla::mpi::set_checking's "
     "timeout). MPI cannot be used after this error: end the program with MPI_Abort";
 
 inline bool test(MPI_Request& request, const char* what) {
@@ -196,7 +214,7 @@ inline bool test(MPI_Request& request, const char* what) {
 inline void wait_for_check(MPI_Request& request, const char* what) {
     if (within_timeout([&] { return test(request, "MPI_Test (nabla's check)"); }))
         return;
-    abandoned_checks().push_back({request, std::move(check_memory())});
+    abandon(request, std::move(check_memory()));
     fail(std::string(what) + waited() +
          "the other ranks of the communicator to make the same call (a rank that does not make "
          "it, a collective every rank makes or a sweep every rank that recorded makes as often "
@@ -213,18 +231,29 @@ inline void wait_for_check(MPI_Request& request, const char* what) {
          after_timeout);
 }
 
-// Completes a sweep's transfer to or from `peer`; with checking on, waits at most the timeout,
-// then gives the transfer up with `buffers`, the memory it uses.
-inline void
-sweep_wait(MPI_Request& request, std::shared_ptr<void> buffers, int peer, const char* what) {
-    if (!checking_state().on) {
+// With checking on: completes a sweep's transfer before the timeout since `start`, or gives it
+// up with `buffers`, the memory it uses; whether it completed.
+inline bool complete_or_abandon(MPI_Request& request,
+                                std::shared_ptr<void> buffers,
+                                const char* what,
+                                steady_clock::time_point start) {
+    if (within_timeout([&] { return test(request, what); }, start))
+        return true;
+    abandon(request, std::move(buffers));
+    return false;
+}
+
+// Completes a sweep's transfer to or from `peer`; with checking on, waits at most the timeout
+// since `start`, then gives the transfer up and says so.
+inline void sweep_wait(MPI_Request& request,
+                       std::shared_ptr<void> buffers,
+                       int peer,
+                       const char* what,
+                       steady_clock::time_point start = steady_clock::now()) {
+    if (!checking_state().on)
         check(MPI_Wait(&request, MPI_STATUS_IGNORE), what);
-        return;
-    }
-    if (within_timeout([&] { return test(request, what); }))
-        return;
-    abandoned_checks().push_back({request, std::move(buffers)});
-    sweep_peer_timeout(what, peer);
+    else if (!complete_or_abandon(request, std::move(buffers), what, start))
+        sweep_peer_timeout(what, peer);
 }
 
 // With checking on: the ranks agree on the call in one MPI_Iallreduce of each field and its

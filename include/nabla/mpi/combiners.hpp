@@ -24,6 +24,8 @@ enum class op { sum, prod, min, max };
 
 namespace detail {
 
+// User-defined reductions on forward numbers: a + b, a * b (the product rule for the tangents),
+// and the operand with the smaller or larger value. Not commutative, so that MPI combines ranks
 // in their order and a tie keeps the lower rank's number.
 
 // Whether b, of a higher rank, replaces a as the minimum (maximum): when it is smaller (larger),

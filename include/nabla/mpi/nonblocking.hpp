@@ -40,6 +40,24 @@ struct adjoint_transfer {
     MPI_Request handle = MPI_REQUEST_NULL;
     std::vector<T> buffer;
     int peer = MPI_PROC_NULL;
+
+    adjoint_transfer() = default;
+    adjoint_transfer(const adjoint_transfer&) = delete;
+    adjoint_transfer& operator=(const adjoint_transfer&) = delete;
+    // A transfer the sweep started and an error stopped before its wait: MPI may still write
+    // the buffer (a vector moved keeps its memory), which goes to the abandoned transfers.
+    ~adjoint_transfer() {
+        int finalized = 1;
+        MPI_Finalized(&finalized);
+        if (handle == MPI_REQUEST_NULL || finalized)
+            return;
+        try {
+            abandon(handle, std::make_shared<std::vector<T>>(std::move(buffer)));
+        } catch (...) {
+            MPI_Cancel(&handle);  // (no memory to keep it: the last resort)
+            MPI_Request_free(&handle);
+        }
+    }
 };
 
 template <class T>

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
@@ -19,6 +20,7 @@
 // clang-format on
 
 #include "buffers.hpp"
+#include "checking.hpp"
 #include "tape_entry.hpp"
 
 namespace nabla::mpi {
@@ -69,7 +71,7 @@ wrong_count(const char* what, int source, int tag, int got, int count, layout sh
 }
 
 // Receives exactly `count` plain numbers into `into`; in a sweep with checking on, waits for the
-// message at most the timeout.
+// message at most the timeout since `start`.
 template <class E>
 received receive_exactly(E* into,
                          int count,
@@ -78,18 +80,21 @@ received receive_exactly(E* into,
                          MPI_Comm comm,
                          const char* what,
                          layout shape = {},
-                         bool in_sweep = false) {
+                         bool in_sweep = false,
+                         steady_clock::time_point start = steady_clock::now()) {
     using S = typename flat<E>::scalar;
     if (source == MPI_PROC_NULL)
         return from_nowhere();
     MPI_Message message;
     MPI_Status status;
     if (in_sweep && checking_state().on) {
-        const bool arrived = within_timeout([&] {
-            int found = 0;
-            check(MPI_Improbe(source, tag, comm, &found, &message, &status), "MPI_Improbe");
-            return found != 0;
-        });
+        const bool arrived = within_timeout(
+            [&] {
+                int found = 0;
+                check(MPI_Improbe(source, tag, comm, &found, &message, &status), "MPI_Improbe");
+                return found != 0;
+            },
+            start);
         if (!arrived)
             sweep_peer_timeout(what, source);
     } else {
@@ -107,8 +112,8 @@ received receive_exactly(E* into,
 }
 
 // A send and a receive at once, as MPI_Sendrecv (the send started first, so that neither
-// waits for the other), with the received count checked. In a sweep with checking on, each
-// waits at most the timeout, the send from a copy that a transfer given up on keeps.
+// waits for the other), with the received count checked. In a sweep with checking on, the two
+// wait at most the timeout together, the send from a copy that a transfer given up on keeps.
 template <class E>
 received send_receive(const E* send,
                       int send_count,
@@ -131,22 +136,24 @@ received send_receive(const E* send,
         copy = std::make_shared<std::vector<S>>(plain, plain + send_count);
         sent = copy->data();
     }
+    const steady_clock::time_point start = steady_clock::now();
     MPI_Request request;
     check(MPI_Isend(sent, send_count, wire_datatype<E>(), destination, send_tag, comm, &request),
           "MPI_Isend");
     received from;
     try {
         from = receive_exactly(receive, receive_count, source, receive_tag, comm, what, shape,
-                               in_sweep);
+                               in_sweep, start);
     } catch (...) {
+        // (The send is completed as without the error, or given up once the time is out.)
         if (timed)
-            abandoned_checks().push_back({request, std::move(copy)});
+            complete_or_abandon(request, std::move(copy), what, start);
         else
             MPI_Wait(&request, MPI_STATUS_IGNORE);
         throw;
     }
     if (timed)
-        sweep_wait(request, std::move(copy), destination, what);
+        sweep_wait(request, std::move(copy), destination, what, start);
     else
         check(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
     return from;

@@ -4,10 +4,12 @@
 // compile), derivatives from w e^w = x, Taylor series by the same identity.
 // Edge conventions are in docs/conventions.md.
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <numbers>
 #include <type_traits>
 
 #include "rule.hpp"
