@@ -154,7 +154,7 @@ void allgather(const In& in, Out&& out, const communicator& c) {
             using T = std::remove_pointer_t<decltype(g)>;
             // A reduce-scatter as an alltoall and a local sum: the bytes of the allgather,
             // in 1.0 to 1.7 times its time with Open MPI 4.1, where MPI_Reduce_scatter_block
-            // took 4 times as long (bench/RESULTS.md).
+            // took 4 times as long (docs/design.md, "Performance notes").
             using S = typename detail::flat<T>::scalar;
             const auto block = static_cast<std::size_t>(count);
             const std::span<T> all =

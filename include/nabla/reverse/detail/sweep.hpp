@@ -49,7 +49,7 @@ struct sweep_arrays {
 // more pairs (RK4's); kept from unrolling alone, it cost Rosenbrock's. Out of line and
 // aligned to 64 bytes, so that its loops sit at the same offsets from a 64-byte boundary in
 // every program and its speed does not depend on where the caller's code puts it. (What else
-// was tried is listed in bench/RESULTS.md.)
+// was tried is in docs/design.md, "Performance notes".)
 template <class T>
 [[gnu::noinline, gnu::aligned(64)]] void
 sweep_down_to(const sweep_arrays<T>& arrays, std::size_t s, std::size_t last) {
