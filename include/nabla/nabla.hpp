@@ -44,7 +44,11 @@
 #include "version.hpp"
 
 #if !defined(NABLA_NO_XTENSOR) && __has_include(<xtensor/xtensor.hpp>)
-#include "tensor.hpp"
+// (nabla/tensor.hpp's parts.)
+#include "api/hessian.hpp"
+#include "api/jacobian.hpp"
+#include "tensor/containers.hpp"
+#include "tensor/matrix.hpp"
 #else
 namespace nabla {
 // hessian and jacobian return xtensor matrices: without xtensor they are a clear error.

@@ -1,7 +1,7 @@
 #pragma once
 // nabla with xtensor: hessian and jacobian (results as xt::xtensor<R, 2>, H(i, j), J(i, j)), and
 // xt::xtensor / xt::xarray inputs for grad, value_and_grad, hessian and jacobian. nabla.hpp
-// includes it where xtensor is installed, unless NABLA_NO_XTENSOR is defined.
+// includes the same parts where xtensor is installed, unless NABLA_NO_XTENSOR is defined.
 
 #if defined(NABLA_NO_XTENSOR)
 #error "nabla/tensor.hpp uses xtensor, and NABLA_NO_XTENSOR is defined"

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""No header includes one of a higher layer, and no rule is missing from the function list.
+"""No header includes one of a higher layer, no headers include each other in a cycle, and no
+rule is missing from the function list.
 
 nabla's headers are layered, lowest first (docs/design.md):
 
@@ -15,7 +16,9 @@ nabla's headers are layered, lowest first (docs/design.md):
                  mpi/ (differentiable MPI over the forward and reverse numbers)
 
 A header may include headers of its own layer or lower ones. Every header must have a layer, so a
-new file is placed on purpose.
+new file is placed on purpose. No headers may reach each other through their includes (a cycle,
+which `#pragma once` hides: what a file sees then depends on which one a program includes first);
+the check is shown to catch one on every run, on the real include graph with one include added.
 
 The function list: every rule (`struct name_rule`, or `using name_rule =` for a member of a
 template family) in include/nabla/rules/ is bound to a
@@ -55,21 +58,71 @@ def layer(relative):
     return None
 
 
+def cycles(graph):
+    """The strongly connected components of more than one header (Tarjan's algorithm), each as a
+    sorted list; `graph` maps a header to the headers it includes."""
+    index, low, on_stack, stack, found = {}, {}, set(), [], []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
 def main():
     root = pathlib.Path(sys.argv[1]).resolve() / "nabla"
     failures = []
+    graph = {}
     for header in sorted(root.glob("**/*.hpp")):
         relative = header.relative_to(root).as_posix()
+        graph.setdefault(relative, set())
         rank = layer(relative)
         if rank is None:
             failures.append(f"<nabla/{relative}> has no layer: add it to LAYERS in {__file__}")
             continue
         for included in re.findall(r'^#include "([^"]+)"', header.read_text(), re.M):
             target = (header.parent / included).resolve().relative_to(root).as_posix()
+            graph[relative].add(target)
             target_rank = layer(target)
             if target_rank is None or target_rank > rank:
                 failures.append(f"<nabla/{relative}> (layer {rank}) includes <nabla/{target}> "
                                 f"(layer {target_rank}): an include upward")
+
+    for component in cycles(graph):
+        failures.append("headers that include each other (a cycle): " +
+                        ", ".join(f"<nabla/{h}>" for h in component))
+    # The cycle check catches one: rules/trig.hpp includes rules/rule.hpp, so rule.hpp including
+    # trig.hpp would close a cycle.
+    injected = {h: set(targets) for h, targets in graph.items()}
+    injected.setdefault("rules/rule.hpp", set()).add("rules/trig.hpp")
+    if "rules/rule.hpp" not in graph.get("rules/trig.hpp", ()):
+        failures.append("the cycle check's own test: rules/trig.hpp no longer includes "
+                        "rules/rule.hpp; inject another cycle")
+    elif not any("rules/trig.hpp" in c and "rules/rule.hpp" in c for c in cycles(injected)):
+        failures.append("the cycle check missed a cycle injected between rules/rule.hpp and "
+                        "rules/trig.hpp")
 
     rules = set()
     for header in sorted((root / "rules").glob("*.hpp")):

@@ -775,11 +775,10 @@ TEST_CASE("checking: a rank whose peer does not sweep the other end of a message
             mpi::wait_all(q);
         }
         if (rank() == 0) {
-            CHECK_THROWS_WITH(
-                t.gradient(2.0 * w[0]),
-                Catch::Contains(std::string("the adjoint of nabla::mpi::") +
-                                (blocking ? "sendrecv" : "isend") +
-                                ": waited 0.5 s for rank 1 to sweep the other end"));
+            CHECK_THROWS_WITH(t.gradient(2.0 * w[0]),
+                              Catch::Contains(std::string("the adjoint of nabla::mpi::") +
+                                              (blocking ? "sendrecv" : "isend") +
+                                              ": waited 0.5 s for rank 1 to sweep the other end"));
             MPI_Barrier(MPI_COMM_WORLD);
             mpi::detail::wait_for_abandoned_checks();
         } else {

@@ -32,7 +32,7 @@
 #include "../core/traits.hpp"
 #include "evaluate.hpp"
 #include "expression.hpp"
-#include "products.hpp"
+#include "operands.hpp"  // the products, their operands that are expressions too
 #include "reductions.hpp"
 
 #if !defined(NABLA_NO_XTENSOR) && __has_include(<xtensor/xtensor.hpp>)

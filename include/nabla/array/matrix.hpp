@@ -27,7 +27,7 @@
 #include "../config.hpp"
 #include "active.hpp"
 #include "evaluate.hpp"
-#include "products.hpp"
+#include "operands.hpp"  // the products, their operands that are expressions too
 
 namespace nabla {
 

@@ -17,8 +17,8 @@
 #include "../core/print.hpp"
 #include "evaluate.hpp"
 #include "expression.hpp"
+#include "operands.hpp"  // the products, their operands that are expressions too
 #include "plan.hpp"
-#include "products.hpp"
 
 namespace nabla {
 

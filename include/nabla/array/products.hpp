@@ -1390,6 +1390,3 @@ constexpr auto solve(const A& a, const B& b) {
 }
 
 }  // namespace nabla
-
-// The operands of products that are expressions (declared above).
-#include "operands.hpp"
