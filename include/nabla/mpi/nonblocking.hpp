@@ -111,8 +111,8 @@ request isend(const In& in, int destination, int tag, const communicator& c) {
     using S = typename detail::wire<E>::scalar;
     auto i = detail::as_const_span(in);
     constexpr const char* what = "nabla::mpi::isend";
-    detail::check_rank(what, "destination", destination, c.size(), detail::peer::destination);
-    const int count = detail::count_of<E>(i.size(), what);
+    const int count =
+        detail::count_with_peer<E>(what, detail::peer::destination, destination, i.size(), c);
     auto state = std::make_shared<detail::request_state>();
     if constexpr (detail::Flat<E>) {
         detail::check(MPI_Isend(detail::raw(i.data()), count, detail::datatype<S>(), destination,
@@ -122,8 +122,7 @@ request isend(const In& in, int destination, int tag, const communicator& c) {
         using T = typename E::value_type;
         detail::inputs_read<T> read = detail::read_inputs<T>(i, 1);
         nabla::tape<T>* t = read.tape;
-        const int number = detail::next_message<T>(*c.state());
-        detail::message_number(read.buffer, i.size()) = static_cast<S>(number);
+        const int number = detail::stamp(read, i.size(), c);
         auto values = std::make_shared<std::vector<T>>(read.buffer, read.buffer + i.size() + 1);
         detail::check(MPI_Isend(values->data(), detail::with_number(count, what),
                                 detail::datatype<S>(), destination, tag, c.get(), &state->handle),
@@ -165,8 +164,7 @@ request irecv(Out&& out, int source, int tag, const communicator& c) {
     using S = typename detail::wire<E>::scalar;
     auto r = detail::as_span(out);
     constexpr const char* what = "nabla::mpi::irecv";
-    detail::check_rank(what, "source", source, c.size(), detail::peer::source);
-    const int count = detail::count_of<E>(r.size(), what);
+    const int count = detail::count_with_peer<E>(what, detail::peer::source, source, r.size(), c);
     auto state = std::make_shared<detail::request_state>();
     if constexpr (detail::Flat<E>) {
         detail::check(MPI_Irecv(detail::raw(r.data()), count, detail::datatype<S>(), source, tag,

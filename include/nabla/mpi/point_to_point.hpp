@@ -193,6 +193,22 @@ typename flat<T>::scalar& message_number(T* message, std::size_t n) {
     return reinterpret_cast<typename flat<T>::scalar*>(message)[n * flat<T>::count];
 }
 
+// Stamps a message of active variables (read with one element to spare) with the next number of
+// the communicator, which its adjoint message takes as its tag; the number.
+template <class T>
+int stamp(inputs_read<T>& read, std::size_t n, const communicator& c) {
+    const int number = next_message<T>(*c.state());
+    message_number(read.buffer, n) = static_cast<typename flat<T>::scalar>(number);
+    return number;
+}
+
+// The MPI count of n elements to or from a peer, after the peer's rank is checked.
+template <class E>
+int count_with_peer(const char* what, peer kind, int rank, std::size_t n, const communicator& c) {
+    check_rank(what, kind == peer::source ? "source" : "destination", rank, c.size(), kind);
+    return count_of<E>(n, what);
+}
+
 // A message's count in plain numbers with its number.
 inline int with_number(int count, const char* what) {
     if (count == INT_MAX)
@@ -208,8 +224,8 @@ void send(const In& in, int destination, int tag, const communicator& c) {
     using S = typename detail::wire<E>::scalar;
     auto i = detail::as_const_span(in);
     constexpr const char* what = "nabla::mpi::send";
-    detail::check_rank(what, "destination", destination, c.size(), detail::peer::destination);
-    const int count = detail::count_of<E>(i.size(), what);
+    const int count =
+        detail::count_with_peer<E>(what, detail::peer::destination, destination, i.size(), c);
     if constexpr (detail::Flat<E>) {
         detail::check(MPI_Send(detail::raw(i.data()), count, detail::datatype<S>(), destination,
                                tag, c.get()),
@@ -218,8 +234,7 @@ void send(const In& in, int destination, int tag, const communicator& c) {
         using T = typename E::value_type;
         detail::inputs_read<T> read = detail::read_inputs<T>(i, 1);
         nabla::tape<T>* t = read.tape;
-        const int number = detail::next_message<T>(*c.state());
-        detail::message_number(read.buffer, i.size()) = static_cast<S>(number);
+        const int number = detail::stamp(read, i.size(), c);
         detail::check(MPI_Send(read.buffer, detail::with_number(count, what), detail::datatype<S>(),
                                destination, tag, c.get()),
                       "MPI_Send");
@@ -244,8 +259,7 @@ received recv(Out&& out, int source, int tag, const communicator& c) {
     using S = typename detail::wire<E>::scalar;
     auto r = detail::as_span(out);
     constexpr const char* what = "nabla::mpi::recv";
-    detail::check_rank(what, "source", source, c.size(), detail::peer::source);
-    const int count = detail::count_of<E>(r.size(), what);
+    const int count = detail::count_with_peer<E>(what, detail::peer::source, source, r.size(), c);
     if constexpr (detail::Flat<E>) {
         return detail::receive_exactly(reinterpret_cast<S*>(r.data()), count, source, tag, c.get(),
                                        what, {detail::wire<E>::count, 0});
@@ -302,8 +316,7 @@ received sendrecv(const In& in,
         using T = typename E::value_type;
         detail::inputs_read<T> read = detail::read_inputs<T>(i, 1);
         nabla::tape<T>* t = read.tape;
-        const int sent = detail::next_message<T>(*c.state());
-        detail::message_number(read.buffer, i.size()) = static_cast<S>(sent);
+        const int sent = detail::stamp(read, i.size(), c);
         const std::span<T> message = detail::scratch<T>(r.size() + 1, 1);
         const received from = detail::send_receive(
             reinterpret_cast<const S*>(read.buffer), detail::with_number(send_count, what),
